@@ -1,0 +1,88 @@
+#pragma once
+/// \file progress_bar.hpp
+/// A terminal progress bar for the CLI (stderr, redrawn at most 10 times a second; a plain line
+/// every ~5 s when stderr is not a terminal).
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+#include "plugin/progress.hpp"
+
+namespace plumb::cli {
+
+class ProgressBar {
+public:
+    ProgressBar(std::string label, std::string unit, bool enabled = true)
+        : m_label(std::move(label)), m_unit(std::move(unit)), m_enabled(enabled),
+          m_tty(::isatty(2) != 0), m_start(std::chrono::steady_clock::now()) {}
+    ~ProgressBar() { finish(); }
+
+    /// A callback to hand to library functions.
+    ProgressCallback callback() {
+        return [this](std::uint64_t done, std::uint64_t total) { update(done, total); };
+    }
+
+    void update(std::uint64_t done, std::uint64_t total) {
+        if (!m_enabled) return;
+        std::lock_guard lock(m_mutex);
+        m_done = done;
+        m_total = total;
+        auto now = std::chrono::steady_clock::now();
+        auto interval = m_tty ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
+        if (now - m_last < interval) return;
+        m_last = now;
+        draw(now, false);
+    }
+
+    void finish() {
+        if (!m_enabled || m_finished) return;
+        std::lock_guard lock(m_mutex);
+        m_finished = true;
+        draw(std::chrono::steady_clock::now(), true);
+    }
+
+private:
+    void draw(std::chrono::steady_clock::time_point now, bool final) {
+        double secs = std::chrono::duration<double>(now - m_start).count();
+        double rate = secs > 0 ? static_cast<double>(m_done) / secs : 0.0;
+        std::string line = m_label + ": ";
+        if (m_total > 0) {
+            double frac = static_cast<double>(m_done) / static_cast<double>(m_total);
+            if (frac > 1) frac = 1;
+            int width = 30, fill = static_cast<int>(frac * width);
+            line += "[" + std::string(fill, '#') + std::string(width - fill, '.') + "] ";
+            char buf[160];
+            double eta = rate > 0 ? static_cast<double>(m_total - std::min(m_done, m_total)) / rate
+                                  : 0.0;
+            std::snprintf(buf, sizeof buf, "%llu/%llu %s (%.0f %s/s, %.1fs, eta %.0fs)",
+                          static_cast<unsigned long long>(m_done),
+                          static_cast<unsigned long long>(m_total), m_unit.c_str(), rate,
+                          m_unit.c_str(), secs, eta);
+            line += buf;
+        } else {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "%llu %s (%.0f %s/s, %.1fs)",
+                          static_cast<unsigned long long>(m_done), m_unit.c_str(), rate,
+                          m_unit.c_str(), secs);
+            line += buf;
+        }
+        if (m_tty) {
+            std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+        std::fflush(stderr);
+    }
+
+    std::string m_label, m_unit;
+    bool m_enabled, m_tty, m_finished = false;
+    std::mutex m_mutex;
+    std::uint64_t m_done = 0, m_total = 0;
+    std::chrono::steady_clock::time_point m_start, m_last{};
+};
+
+}  // namespace plumb::cli

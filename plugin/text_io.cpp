@@ -1,0 +1,236 @@
+#include "plugin/text_io.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "plugin/error.hpp"
+
+namespace plumb {
+
+std::size_t find_invalid_utf8(std::string_view s) noexcept {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len;
+        std::uint32_t cp;
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return i;
+        }
+        if (i + len > n) return i;
+        for (std::size_t k = 1; k < len; ++k) {
+            unsigned char cc = p[i + k];
+            if ((cc & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            return i;
+        }
+        i += len;
+    }
+    return std::string_view::npos;
+}
+
+bool is_valid_utf8(std::string_view s) noexcept {
+    return find_invalid_utf8(s) == std::string_view::npos;
+}
+
+namespace {
+constexpr std::size_t kBufferSize = 1 << 20;
+}
+
+LineReader::LineReader(const std::filesystem::path& path) : m_name(path.string()) {
+    if (m_name == "-") {
+        m_file = stdin;
+        m_name = "<stdin>";
+    } else {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) {
+            throw IoError(m_name + ": is a directory, expected a file");
+        }
+        m_file = std::fopen(m_name.c_str(), "rb");
+        if (!m_file) {
+            throw IoError(m_name + ": cannot open: " + std::strerror(errno));
+        }
+        m_owns = true;
+        auto sz = std::filesystem::file_size(path, ec);
+        if (!ec) m_size = sz;
+    }
+    m_buf.resize(kBufferSize);
+}
+
+LineReader::~LineReader() {
+    if (m_owns && m_file) std::fclose(m_file);
+}
+
+bool LineReader::fill() {
+    if (m_eof) return false;
+    m_end = std::fread(m_buf.data(), 1, m_buf.size(), m_file);
+    m_pos = 0;
+    if (m_end == 0) {
+        if (std::ferror(m_file)) throw IoError(m_name + ": read error");
+        m_eof = true;
+        return false;
+    }
+    return true;
+}
+
+bool LineReader::next(std::string_view& line) {
+    m_carry.clear();
+    bool have_carry = false;
+    for (;;) {
+        if (m_pos >= m_end && !fill()) {
+            if (!have_carry) return false;
+            line = m_carry;
+            break;
+        }
+        const char* start = m_buf.data() + m_pos;
+        const void* nl = std::memchr(start, '\n', m_end - m_pos);
+        if (nl) {
+            std::size_t len = static_cast<const char*>(nl) - start;
+            m_pos += len + 1;
+            m_bytes += len + 1;
+            if (have_carry) {
+                m_carry.append(start, len);
+                line = m_carry;
+            } else {
+                line = std::string_view(start, len);
+            }
+            break;
+        }
+        m_carry.append(start, m_end - m_pos);
+        m_bytes += m_end - m_pos;
+        have_carry = true;
+        m_pos = m_end;
+    }
+    ++m_line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (m_line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
+        static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF) {
+        line.remove_prefix(3);
+    }
+    return true;
+}
+
+void LineReader::fail(const std::string& message) const {
+    throw ParseError(m_name, m_line_no, message);
+}
+
+void split(std::string_view line, char sep, std::vector<std::string_view>& out) {
+    out.clear();
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t p = line.find(sep, start);
+        if (p == std::string_view::npos) {
+            out.push_back(line.substr(start));
+            return;
+        }
+        out.push_back(line.substr(start, p - start));
+        start = p + 1;
+    }
+}
+
+namespace {
+inline bool is_ws(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+}  // namespace
+
+void split_ws(std::string_view line, std::vector<std::string_view>& out) {
+    out.clear();
+    std::size_t i = 0, n = line.size();
+    while (i < n) {
+        while (i < n && is_ws(line[i])) ++i;
+        if (i >= n) break;
+        std::size_t j = i;
+        while (j < n && !is_ws(line[j])) ++j;
+        out.push_back(line.substr(i, j - i));
+        i = j;
+    }
+}
+
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && is_ws(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+namespace {
+std::atomic<unsigned> g_tmp_counter{0};
+}
+
+AtomicFile::AtomicFile(std::filesystem::path path) : m_path(std::move(path)) {
+    m_tmp = m_path;
+    m_tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_tmp_counter++);
+    m_file = std::fopen(m_tmp.c_str(), "wb");
+    if (!m_file) {
+        throw IoError(m_path.string() + ": cannot create output: " + std::strerror(errno));
+    }
+    std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
+}
+
+AtomicFile::~AtomicFile() {
+    if (!m_done) {
+        if (m_file) std::fclose(m_file);
+        std::error_code ec;
+        std::filesystem::remove(m_tmp, ec);
+    }
+}
+
+void AtomicFile::write(std::string_view data) {
+    if (!m_file) throw IoError(m_path.string() + ": write after commit");
+    if (std::fwrite(data.data(), 1, data.size(), m_file) != data.size()) {
+        throw IoError(m_path.string() + ": write failed: " + std::strerror(errno));
+    }
+}
+
+void AtomicFile::commit() {
+    if (m_done) return;
+    if (std::fflush(m_file) != 0 || ::fsync(::fileno(m_file)) != 0) {
+        throw IoError(m_path.string() + ": flush failed: " + std::strerror(errno));
+    }
+    if (std::fclose(m_file) != 0) {
+        m_file = nullptr;
+        throw IoError(m_path.string() + ": close failed: " + std::strerror(errno));
+    }
+    m_file = nullptr;
+    std::error_code ec;
+    std::filesystem::rename(m_tmp, m_path, ec);
+    if (ec) {
+        std::filesystem::remove(m_tmp, ec);
+        throw IoError(m_path.string() + ": cannot rename temporary file: " + ec.message());
+    }
+    m_done = true;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
+    std::string out;
+    char buf[1 << 16];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    bool err = std::ferror(f);
+    std::fclose(f);
+    if (err) throw IoError(path.string() + ": read error");
+    return out;
+}
+
+}  // namespace plumb

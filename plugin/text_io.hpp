@@ -1,0 +1,102 @@
+#pragma once
+/// \file text_io.hpp
+/// Streaming text input shared by every reader (corpora, topics, qrels, runs, word lists), and
+/// atomic output files.
+///
+/// Real collections hold oddities that are not errors: a UTF-8 byte-order mark on the first line,
+/// CRLF line ends, empty lines. LineReader strips the BOM and the CR and counts lines so that
+/// parse errors can name file and line.
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace plumb {
+
+/// True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, max U+10FFFF).
+bool is_valid_utf8(std::string_view s) noexcept;
+
+/// Byte offset of the first invalid UTF-8 sequence in `s`, or npos when valid.
+std::size_t find_invalid_utf8(std::string_view s) noexcept;
+
+/// Reads a text file line by line with a large buffer. Not thread-safe; one reader per thread.
+class LineReader {
+public:
+    /// Opens `path` ("-" reads standard input). Throws IoError when it cannot be opened.
+    explicit LineReader(const std::filesystem::path& path);
+    ~LineReader();
+    LineReader(const LineReader&) = delete;
+    LineReader& operator=(const LineReader&) = delete;
+
+    /// Reads the next line without its line end ("\n" or "\r\n"); the BOM of line 1 is removed.
+    /// Returns false at end of file. The view stays valid until the next call.
+    bool next(std::string_view& line);
+
+    /// 1-based number of the line last returned by next().
+    std::uint64_t line_number() const noexcept { return m_line_no; }
+    /// Path as given, for error messages.
+    const std::string& name() const noexcept { return m_name; }
+    /// Bytes consumed so far (for progress reporting).
+    std::uint64_t bytes_read() const noexcept { return m_bytes; }
+    /// File size in bytes, 0 when unknown (standard input, pipes).
+    std::uint64_t size() const noexcept { return m_size; }
+
+    /// Throws ParseError naming this file and the current line.
+    [[noreturn]] void fail(const std::string& message) const;
+
+private:
+    bool fill();
+    std::FILE* m_file = nullptr;
+    bool m_owns = false;
+    std::string m_name;
+    std::vector<char> m_buf;
+    std::size_t m_pos = 0;
+    std::size_t m_end = 0;
+    bool m_eof = false;
+    std::string m_carry;
+    std::uint64_t m_line_no = 0;
+    std::uint64_t m_bytes = 0;
+    std::uint64_t m_size = 0;
+};
+
+/// Splits `line` on `sep`, appending views into `out` (cleared first).
+void split(std::string_view line, char sep, std::vector<std::string_view>& out);
+
+/// Splits on runs of ASCII whitespace (space, tab, CR, LF, VT, FF); no empty fields.
+void split_ws(std::string_view line, std::vector<std::string_view>& out);
+
+/// Trims ASCII whitespace at both ends.
+std::string_view trim(std::string_view s) noexcept;
+
+/// Writes a file atomically: data goes to "<path>.tmp.<pid>.<n>" and is renamed onto `path` by
+/// commit(). Destroying an uncommitted writer removes the temporary file, so an interrupted or
+/// failed write never leaves a half-written output behind.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    /// The stream to write to (buffered). Valid until commit().
+    std::FILE* stream() noexcept { return m_file; }
+    void write(std::string_view data);
+    /// Flushes, fsyncs and renames onto the target. Throws IoError on any failure.
+    void commit();
+    const std::filesystem::path& path() const noexcept { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+    std::filesystem::path m_tmp;
+    std::FILE* m_file = nullptr;
+    bool m_done = false;
+};
+
+/// Reads a whole file into a string. Throws IoError.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace plumb

@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_file(const std::string& name, const std::string& content) {
+    auto dir = fs::temp_directory_path() / ("plumb_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto p = dir / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+}
+}  // namespace
+
+TEST(Utf8, AcceptsValidRejectsInvalid) {
+    EXPECT_TRUE(plumb::is_valid_utf8("plain ascii"));
+    EXPECT_TRUE(plumb::is_valid_utf8("caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80"));
+    EXPECT_FALSE(plumb::is_valid_utf8("bad \xC3"));            // truncated sequence
+    EXPECT_FALSE(plumb::is_valid_utf8("\xC0\xAF"));            // overlong '/'
+    EXPECT_FALSE(plumb::is_valid_utf8("\xED\xA0\x80"));        // UTF-16 surrogate
+    EXPECT_FALSE(plumb::is_valid_utf8("\xF4\x90\x80\x80"));    // above U+10FFFF
+    EXPECT_EQ(plumb::find_invalid_utf8("ab\xFF"), 2u);
+}
+
+TEST(LineReader, StripsBomAndCrlfAndCountsLines) {
+    auto p = temp_file("crlf.txt", "\xEF\xBB\xBF" "a\tb\r\n\r\nlast");
+    plumb::LineReader r(p);
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "a\tb");
+    EXPECT_EQ(r.line_number(), 1u);
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "");
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "last");
+    EXPECT_EQ(r.line_number(), 3u);
+    EXPECT_FALSE(r.next(line));
+}
+
+TEST(LineReader, LinesLongerThanTheBuffer) {
+    std::string big(3 << 20, 'x');
+    auto p = temp_file("big.txt", big + "\nshort\n");
+    plumb::LineReader r(p);
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line.size(), big.size());
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "short");
+    EXPECT_FALSE(r.next(line));
+}
+
+TEST(LineReader, MissingFileIsIoErrorNamingIt) {
+    try {
+        plumb::LineReader r("/nonexistent/plumb/file.tsv");
+        FAIL() << "expected IoError";
+    } catch (const plumb::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/plumb/file.tsv"), std::string::npos);
+    }
+}
+
+TEST(LineReader, FailNamesFileAndLine) {
+    auto p = temp_file("fail.txt", "one\ntwo\n");
+    plumb::LineReader r(p);
+    std::string_view line;
+    r.next(line);
+    r.next(line);
+    try {
+        r.fail("bad field");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 2u);
+        EXPECT_EQ(std::string(e.what()), p.string() + ":2: bad field");
+    }
+}
+
+TEST(Split, TabsAndWhitespace) {
+    std::vector<std::string_view> f;
+    plumb::split("a\t\tb", '\t', f);
+    ASSERT_EQ(f.size(), 3u);
+    EXPECT_EQ(f[1], "");
+    plumb::split_ws("  q1 \t Q0  d1 ", f);
+    ASSERT_EQ(f.size(), 3u);
+    EXPECT_EQ(f[2], "d1");
+}
+
+TEST(AtomicFile, CommitReplacesAbandonLeavesNothing) {
+    auto dir = fs::temp_directory_path() / ("plumb_atomic_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto target = dir / "out.txt";
+    {
+        plumb::AtomicFile f(target);
+        f.write("hello\n");
+        f.commit();
+    }
+    EXPECT_EQ(plumb::read_file(target), "hello\n");
+    {
+        plumb::AtomicFile f(target);
+        f.write("half-written");
+        // destroyed without commit: simulates an error during writing
+    }
+    EXPECT_EQ(plumb::read_file(target), "hello\n");
+    std::size_t files = 0;
+    for (auto& e : fs::directory_iterator(dir)) {
+        (void)e;
+        ++files;
+    }
+    EXPECT_EQ(files, 1u);
+}
