@@ -1,0 +1,115 @@
+#pragma once
+/// \file evaluator.hpp
+/// The embedded trec_eval: evaluates runs (files or in-memory ranked lists) against qrels.
+/// The CLI `plumb eval` is a thin layer over this.
+///
+/// trec_eval semantics reproduced here (trec_eval.c, form_res_rels.c):
+///  - a query's documents are ranked by score descending, ties broken by docid descending
+///    (byte-wise), whatever the rank column or list order says; -M keeps the top M after that;
+///  - only queries present in both qrels and run are evaluated, in byte-wise qid order; with
+///    `complete` (-c) every qrels query is, a query missing from the run scoring 0 everywhere
+///    (num_rel still counts its relevant documents) and means divide by all qrels queries;
+///  - run queries absent from the qrels are ignored.
+///
+/// Speed and memory: evaluate_run() streams a run grouped by qid (the usual layout) one query
+/// at a time, so memory is one query's lines plus the qrels and one row of values per query.
+/// When a qid reappears after another query's lines (an unsorted run), it falls back to
+/// reading the whole run into memory grouped by qid and evaluates that (standard input is
+/// always read whole).
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eval/measures.hpp"
+#include "eval/qrels.hpp"
+#include "eval/run.hpp"
+#include "plugin/progress.hpp"
+#include "plugin/types.hpp"
+
+namespace plumb::eval {
+
+/// trec_eval's options that change values.
+struct EvalOptions {
+    /// -l: minimum grade that counts as relevant. trec_eval default 1.
+    long relevance_level = 1;
+    /// -M: evaluate only the top this-many documents per query. Default: all.
+    std::size_t max_docs_per_query = std::numeric_limits<std::size_t>::max();
+    /// -c: average over all qrels queries; queries missing from the run score 0.
+    bool complete = false;
+    /// -J: drop documents not judged (or judged with a negative grade) before ranking measures.
+    bool judged_docs_only = false;
+};
+
+/// Values of one query, one per MeasureSet column.
+struct QueryValues {
+    std::string qid;
+    std::vector<double> values;
+    bool missing = false;  ///< query absent from the run (only with -c)
+};
+
+/// Per-query values and summary of one run.
+struct EvalResult {
+    std::vector<Column> columns;       ///< output columns (see MeasureSet::columns)
+    bool has_runid = false;
+    std::string run_id;                ///< tag of the run (last line's), empty for lists
+    std::vector<QueryValues> queries;  ///< evaluated queries, byte-wise qid order
+    std::vector<double> summary;       ///< one per column ("all")
+
+    /// Index of a column by printed name ("ndcg_cut_10"), or -1.
+    long column_index(std::string_view name) const noexcept;
+    /// Values of column `name` for every evaluated query (queries order). Throws
+    /// InvalidArgument when the column was not computed.
+    std::vector<double> column_values(std::string_view name) const;
+    /// Summary value of column `name`. Throws InvalidArgument when not computed.
+    double summary_value(std::string_view name) const;
+    /// Row of `qid`, or nullptr when the query was not evaluated.
+    const QueryValues* query(std::string_view qid) const noexcept;
+};
+
+/// Evaluates runs against one set of qrels. Immutable; const methods are safe to call from
+/// several threads at once.
+class Evaluator {
+public:
+    /// Throws InvalidArgument when `qrels` is null.
+    Evaluator(std::shared_ptr<const Qrels> qrels, MeasureSet measures, EvalOptions options = {});
+
+    const MeasureSet& measures() const noexcept { return m_measures; }
+    const EvalOptions& options() const noexcept { return m_options; }
+    const Qrels& qrels() const noexcept { return *m_qrels; }
+
+    /// Values of one in-memory list (ranked by score then docid as trec_eval would rank the
+    /// written run), or nullopt when the qrels have no judgements for list.qid. Throws
+    /// InvalidArgument on a duplicate docid.
+    std::optional<std::vector<double>> evaluate_query(const RankedList& list) const;
+
+    /// Evaluates in-memory lists (one per query; a qid must not repeat: InvalidArgument).
+    EvalResult evaluate(const std::vector<RankedList>& lists) const;
+
+    /// Evaluates a run file ("-" = standard input). Throws IoError, ParseError (file:line) for
+    /// malformed lines, non-numeric scores and duplicate (qid, docid) pairs. `progress` gets
+    /// (bytes read, file size). Stops with plumb::Error("cancelled") when `cancel` is set.
+    EvalResult evaluate_run(const std::filesystem::path& run,
+                            const ProgressCallback& progress = {},
+                            const CancelToken* cancel = nullptr) const;
+
+    /// Evaluates a run already in memory (from read_run()).
+    EvalResult evaluate_run(const Run& run) const;
+
+private:
+    std::shared_ptr<const Qrels> m_qrels;
+    MeasureSet m_measures;
+    EvalOptions m_options;
+};
+
+/// Convenience: load qrels and evaluate one run file with trec_eval -m style measure specs.
+EvalResult evaluate_files(const std::filesystem::path& qrels, const std::filesystem::path& run,
+                          const std::vector<std::string>& measure_specs,
+                          const EvalOptions& options = {});
+
+}  // namespace plumb::eval
