@@ -1,0 +1,37 @@
+#pragma once
+/// \file tk_stage.hpp
+/// TK as a plumb::RerankStage (Torch-free header).
+///
+/// score() tokenizes the query and the first min(depth, size) candidates' text (candidates
+/// without text score as empty passages), then TkModel::score(): passages grouped by length,
+/// batches of `batch_size` with dynamic padding, c10::InferenceMode. Scores do not depend on the
+/// batch size beyond float rounding. `threads` > 0 sets Torch's intra-op threads for the
+/// duration of each score() call (restored afterwards on the calling thread); 0 leaves Torch's
+/// setting alone. The stage is const after construction and safe to call concurrently.
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "plugin/stage.hpp"
+#include "rerank/tk_model.hpp"
+
+namespace plumb::rerank {
+
+struct TkStageOptions {
+    std::size_t depth = 100;      ///< candidates re-scored per query
+    std::size_t batch_size = 64;  ///< passages per forward call
+    int threads = 0;              ///< Torch intra-op threads during score(); 0 = unchanged
+    std::string name = "tk";      ///< stage name (score trace key)
+};
+
+/// Loads a TK model directory (see TkModel::load; throws its errors) and wraps it in a stage.
+/// InvalidArgument for depth 0 or batch_size 0.
+std::unique_ptr<plumb::RerankStage> make_tk_stage(const std::filesystem::path& model_dir,
+                                                  TkStageOptions options = {});
+/// A stage over an already loaded model (shared, read-only).
+std::unique_ptr<plumb::RerankStage> make_tk_stage(std::shared_ptr<const TkModel> model,
+                                                  TkStageOptions options = {});
+
+}  // namespace plumb::rerank
