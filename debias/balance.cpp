@@ -1,0 +1,347 @@
+#include "debias/balance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "debias/answer_positions.hpp"
+#include "debias/judgements.hpp"
+#include "debias/plot.hpp"
+#include "debias/rotation.hpp"
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+
+namespace plumb::debias {
+namespace {
+
+std::string fmt_g(double v, const char* spec = "%g") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, spec, v);
+    return buf;
+}
+
+std::vector<double> unit(const std::vector<double>& v) {
+    double n = 0;
+    for (double x : v) n += x * x;
+    n = std::sqrt(n);
+    std::vector<double> out(v.size(), 0.0);
+    if (n == 0) return out;
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i] / n;
+    return out;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    return s;
+}
+
+}  // namespace
+
+std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::vector<GeneratedPair> out;
+    std::unordered_map<std::string, std::uint64_t> seen;
+    std::string_view line;
+    std::vector<std::string_view> f;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        if (!is_valid_utf8(line)) reader.fail("invalid UTF-8");
+        split(line, '\t', f);
+        GeneratedPair p;
+        if (f.size() == 3) {
+            p = {std::string(trim(f[0])), std::string(f[1]), std::string(trim(f[0])),
+                 std::string(f[2])};
+        } else if (f.size() == 4) {
+            p = {std::string(trim(f[0])), std::string(f[1]), std::string(trim(f[2])),
+                 std::string(f[3])};
+        } else {
+            reader.fail("expected 'qid<TAB>query<TAB>passage' or 'qid<TAB>query<TAB>docid<TAB>"
+                        "passage', got " + std::to_string(f.size()) + " fields");
+        }
+        if (p.qid.empty() || p.docid.empty()) reader.fail("empty qid or docid");
+        auto [it, inserted] = seen.emplace(p.qid, reader.line_number());
+        if (!inserted)
+            reader.fail("duplicate qid '" + p.qid + "' (first on line " +
+                        std::to_string(it->second) + ")");
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+MatchResult match_cross_gender(const std::vector<GeneratedPair>& pairs,
+                               const std::vector<char>& gender,
+                               const std::vector<std::vector<double>>& phi,
+                               const ProgressCallback& progress, const CancelToken* cancel) {
+    if (gender.size() != pairs.size() || phi.size() != pairs.size())
+        throw InvalidArgument("match_cross_gender: pairs, gender and phi sizes differ");
+    MatchResult res;
+    std::vector<std::size_t> fem, mal;
+    std::vector<std::vector<double>> u(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        if (gender[i] != 'f' && gender[i] != 'm') {
+            res.neutral_or_unlabelled++;
+            continue;
+        }
+        (gender[i] == 'f' ? res.female_queries : res.male_queries)++;
+        u[i] = unit(phi[i]);
+        bool zero = std::all_of(phi[i].begin(), phi[i].end(), [](double x) { return x == 0; });
+        if (zero) {
+            res.unmatchable++;
+            continue;
+        }
+        (gender[i] == 'f' ? fem : mal).push_back(i);
+    }
+    std::map<std::pair<std::size_t, std::size_t>, Match> found;
+    auto best_of = [&](std::size_t i, const std::vector<std::size_t>& others) {
+        std::size_t best = others.front();
+        double best_cos = -2;
+        for (std::size_t j : others) {
+            double c = dot(u[i], u[j]);
+            if (c > best_cos) best_cos = c, best = j;  // strict: ties keep the earlier query
+        }
+        return std::pair{best, best_cos};
+    };
+    const std::uint64_t total = fem.size() + mal.size();
+    std::uint64_t done = 0;
+    if (!fem.empty() && !mal.empty()) {
+        for (std::size_t f : fem) {
+            if (cancel && cancel->requested()) throw Error("matching cancelled");
+            auto [m, c] = best_of(f, mal);
+            auto& match = found[{f, m}];
+            match = {f, m, c, true, match.male_to_female};
+            if (progress && (++done & 255) == 0) progress(done, total);
+        }
+        for (std::size_t m : mal) {
+            if (cancel && cancel->requested()) throw Error("matching cancelled");
+            auto [f, c] = best_of(m, fem);
+            auto& match = found[{f, m}];
+            match = {f, m, c, match.female_to_male, true};
+            if (progress && (++done & 255) == 0) progress(done, total);
+        }
+    }
+    if (progress) progress(total, total);
+    for (auto& [key, match] : found) res.matches.push_back(match);
+    std::stable_sort(res.matches.begin(), res.matches.end(), [&](const Match& a, const Match& b) {
+        if (a.cosine != b.cosine) return a.cosine > b.cosine;
+        if (pairs[a.female].qid != pairs[b.female].qid)
+            return pairs[a.female].qid < pairs[b.female].qid;
+        return pairs[a.male].qid < pairs[b.male].qid;
+    });
+    return res;
+}
+
+std::vector<std::size_t> select_augmentation(const MatchResult& result, std::size_t target) {
+    std::vector<std::size_t> out;
+    std::unordered_set<std::size_t> used;
+    for (const auto& m : result.matches) {
+        std::size_t add = (used.count(m.female) ? 0 : 1) + (used.count(m.male) ? 0 : 1);
+        if (out.size() + add > target) break;
+        for (std::size_t i : {m.female, m.male})
+            if (used.insert(i).second) out.push_back(i);
+        if (out.size() == target) break;
+    }
+    return out;
+}
+
+BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progress,
+                          const CancelToken* cancel) {
+    if (o.ratios.empty()) throw InvalidArgument("at least one ratio is required");
+    for (double r : o.ratios)
+        if (!(r >= 0 && r <= 10)) throw InvalidArgument("ratio " + fmt_g(r) + " outside [0, 10]");
+    if (o.output_dir.empty()) throw InvalidArgument("an output directory is required");
+    if (o.train.empty()) throw InvalidArgument("the original training set (--train) is required");
+
+    BalanceReport rep;
+    auto dic = LiwcDictionary::load(o.dictionary, o.skip_bad_dictionary_lines);
+    rep.dictionary_lines_skipped = dic.skipped_lines().size();
+    auto cats = resolve_categories(dic, o.categories);
+    for (int id : cats)
+        for (const auto& c : dic.categories())
+            if (c.id == id) rep.categories.push_back(c.name);
+
+    auto pairs = read_generated_pairs(o.pairs);
+    rep.pairs = pairs.size();
+    auto labels = read_tsv_map(o.query_gender);
+    std::vector<char> gender(pairs.size(), 'n');
+    std::vector<std::vector<double>> phi(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        auto it = labels.find(pairs[i].qid);
+        if (it != labels.end()) {
+            if (it->second != "f" && it->second != "m" && it->second != "n")
+                throw ParseError(o.query_gender.string(), 0,
+                                 "label of query '" + pairs[i].qid + "' is '" + it->second +
+                                     "', expected f, m or n");
+            gender[i] = it->second[0];
+        }
+        if (gender[i] != 'n') phi[i] = liwc_phi(pairs[i].passage, dic, cats);
+        else phi[i].assign(cats.size(), 0.0);
+    }
+    rep.match = match_cross_gender(pairs, gender, phi, progress, cancel);
+
+    // The training set: count examples and check its shape.
+    std::size_t fields_expected = 0;
+    {
+        LineReader reader(o.train);
+        std::string_view line;
+        std::vector<std::string_view> f;
+        while (reader.next(line)) {
+            if (trim(line).empty()) continue;
+            split(line, '\t', f);
+            if (f.size() != 2 && f.size() != 3)
+                reader.fail("training examples must be 'query<TAB>passage' or "
+                            "'query<TAB>pos<TAB>neg', got " + std::to_string(f.size()) + " fields");
+            if (fields_expected == 0) fields_expected = f.size();
+            else if (f.size() != fields_expected)
+                reader.fail("mixed 2- and 3-field training lines");
+            rep.train_examples++;
+        }
+    }
+    std::filesystem::create_directories(o.output_dir);
+    std::string train_text = read_file(o.train);
+    if (!train_text.empty() && train_text.back() != '\n') train_text += '\n';
+
+    for (double r : o.ratios) {
+        RatioOutput out;
+        out.ratio = r;
+        out.target = static_cast<std::size_t>(std::llround(r * static_cast<double>(rep.train_examples)));
+        auto chosen = select_augmentation(rep.match, out.target);
+        out.added = chosen.size();
+        for (auto i : chosen) (gender[i] == 'f' ? out.added_female : out.added_male)++;
+        out.file = o.output_dir / ("train_r" + fmt_g(r) + ".tsv");
+        AtomicFile file(out.file);
+        file.write(train_text);
+        std::mt19937_64 gen(o.seed ^ fnv1a64("balance-negatives") ^ fnv1a64(fmt_g(r)));
+        for (auto i : chosen) {
+            std::string line = pairs[i].query + '\t' + pairs[i].passage;
+            if (fields_expected == 3) {
+                if (pairs.size() < 2)
+                    throw InvalidArgument("triples need at least two generated pairs for negatives");
+                std::size_t j = static_cast<std::size_t>(uniform_below(gen, pairs.size() - 1));
+                if (j >= i) ++j;  // any other pair
+                line += '\t' + pairs[j].passage;
+            }
+            file.write(line + '\n');
+        }
+        file.commit();
+        rep.outputs.push_back(out);
+    }
+
+    // matches.tsv
+    {
+        AtomicFile file(o.output_dir / "matches.tsv");
+        file.write("female_qid\tmale_qid\tcosine\tdirection\n");
+        for (const auto& m : rep.match.matches) {
+            std::string dir = m.female_to_male && m.male_to_female ? "both"
+                              : m.female_to_male                    ? "f->m"
+                                                                    : "m->f";
+            file.write(pairs[m.female].qid + '\t' + pairs[m.male].qid + '\t' +
+                       fmt_g(m.cosine, "%.6f") + '\t' + dir + '\n');
+        }
+        file.commit();
+    }
+    // phi.tsv in eval's category-vector format (one row per docid).
+    {
+        AtomicFile file(o.output_dir / "phi.tsv");
+        std::string header = "docid";
+        for (const auto& c : rep.categories) header += '\t' + c;
+        file.write(header + '\n');
+        std::unordered_set<std::string> written;
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+            if (gender[i] == 'n' || !written.insert(pairs[i].docid).second) continue;
+            std::string row = pairs[i].docid;
+            for (double v : phi[i]) row += '\t' + fmt_g(v, "%.17g");
+            file.write(row + '\n');
+        }
+        file.commit();
+    }
+    // Report.
+    std::vector<double> cosines;
+    for (const auto& m : rep.match.matches) cosines.push_back(m.cosine);
+    std::sort(cosines.begin(), cosines.end());
+    double mean = 0;
+    for (double c : cosines) mean += c;
+    if (!cosines.empty()) mean /= static_cast<double>(cosines.size());
+    auto median = [&]() {
+        if (cosines.empty()) return 0.0;
+        std::size_t n = cosines.size();
+        return n % 2 ? cosines[n / 2] : (cosines[n / 2 - 1] + cosines[n / 2]) / 2;
+    }();
+    nlohmann::ordered_json j;
+    j["pairs"] = rep.pairs;
+    j["female_queries"] = rep.match.female_queries;
+    j["male_queries"] = rep.match.male_queries;
+    j["neutral_or_unlabelled"] = rep.match.neutral_or_unlabelled;
+    j["unmatchable_zero_phi"] = rep.match.unmatchable;
+    j["categories"] = rep.categories;
+    j["dictionary_lines_skipped"] = rep.dictionary_lines_skipped;
+    j["matched_pairs"] = rep.match.matches.size();
+    j["one_to_one"] = false;
+    j["cosine"] = {{"mean", mean},
+                   {"median", median},
+                   {"min", cosines.empty() ? 0.0 : cosines.front()},
+                   {"max", cosines.empty() ? 0.0 : cosines.back()}};
+    j["phi_distance_mean"] = cosines.empty() ? 0.0 : 1.0 - mean;
+    j["train_examples"] = rep.train_examples;
+    j["outputs"] = nlohmann::ordered_json::array();
+    std::string t = "Balanced relevance judgements (cross-gender matching on LIWC phi)\n";
+    t += "generated pairs: " + std::to_string(rep.pairs) + " (female " +
+         std::to_string(rep.match.female_queries) + ", male " +
+         std::to_string(rep.match.male_queries) + ", neutral/unlabelled " +
+         std::to_string(rep.match.neutral_or_unlabelled) + ", unmatchable (phi = 0) " +
+         std::to_string(rep.match.unmatchable) + ")\n";
+    t += "categories: ";
+    for (std::size_t k = 0; k < rep.categories.size(); ++k)
+        t += (k ? "," : "") + rep.categories[k];
+    t += "\nmatched pairs (best match in both directions, not one-to-one): " +
+         std::to_string(rep.match.matches.size()) + "\n";
+    t += "cosine of matched phi: mean " + fmt_g(mean, "%.4f") + ", median " +
+         fmt_g(median, "%.4f") + ", min " + fmt_g(cosines.empty() ? 0 : cosines.front(), "%.4f") +
+         ", max " + fmt_g(cosines.empty() ? 0 : cosines.back(), "%.4f") +
+         " (phi distance = 1 - cosine)\n";
+    t += "training examples: " + std::to_string(rep.train_examples) + "\n";
+    for (const auto& out : rep.outputs) {
+        t += "ratio " + fmt_g(out.ratio) + ": target " + std::to_string(out.target) + ", added " +
+             std::to_string(out.added) + " (f " + std::to_string(out.added_female) + ", m " +
+             std::to_string(out.added_male) + ")" +
+             (out.added < out.target ? " [matched pairs exhausted]" : "") + " -> " +
+             out.file.filename().string() + "\n";
+        j["outputs"].push_back({{"ratio", out.ratio},
+                                {"target", out.target},
+                                {"added", out.added},
+                                {"added_female", out.added_female},
+                                {"added_male", out.added_male},
+                                {"file", out.file.filename().string()}});
+    }
+    {
+        AtomicFile f(o.output_dir / "report.json");
+        f.write(j.dump(2) + "\n");
+        f.commit();
+    }
+    {
+        AtomicFile f(o.output_dir / "report.txt");
+        f.write(t);
+        f.commit();
+    }
+    if (!cosines.empty()) {
+        BarChart chart;
+        chart.title = "Cosine similarity of matched phi vectors";
+        chart.x_label = "cosine (bin lower edge)";
+        chart.y_label = "matched pairs";
+        std::vector<double> counts(10, 0.0);
+        for (double c : cosines) counts[position_bin(std::clamp(c, 0.0, 1.0), 10)] += 1;
+        for (int b = 0; b < 10; ++b) chart.categories.push_back(fmt_g(b / 10.0, "%.1f"));
+        chart.series.push_back({"matched pairs", counts, {}});
+        write_bar_chart(chart, o.output_dir / "cosine");
+    }
+    return rep;
+}
+
+}  // namespace plumb::debias

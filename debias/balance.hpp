@@ -1,0 +1,113 @@
+#pragma once
+/// \file balance.hpp
+/// Balanced relevance judgements (Bigdeli et al., paper 001; FORMULAS.md).
+///
+/// Inputs: generated (query, passage) pairs, a gender label per query (f/m/n, e.g. from
+/// `plumb debias query-gender`), a LIWC dictionary and chosen categories, and the original
+/// training set. Procedure (the paper gives the idea, not every detail; our choices are marked):
+///  1. φ(d) of every passage of a female or male query (liwc_phi); neutral queries are ignored.
+///     Queries whose φ is all zeros cannot be compared by cosine and are left out of matching
+///     (counted as `unmatchable`). (choice)
+///  2. Matching (paper §2.2: "for each query in one gender identity, we identify a matching query
+///     from the other gender identity such that their associated relevant documents'
+///     psychological characteristics are most similar"): every female query is matched to the
+///     male query of highest cos(φ(d_f), φ(d_m)), and every male query to the female query of
+///     highest cosine; ties go to the earlier query in the pairs file. This is NOT a one-to-one
+///     assignment: a query may be the best match of several others. The matched pairs are the
+///     union of both directions without duplicates. Cost O(|F|·|M|·K).
+///  3. Augmentation at ratio r: target T = round(r · N) added examples (N = training examples).
+///     Matched pairs are taken by decreasing cosine (ties: female qid, then male qid); a pair
+///     adds both of its (query, own relevant passage) examples — passages are not swapped —
+///     except that a query already added is not added twice. Adding stops before a pair would
+///     exceed T (so at most T are added; fewer when the pairs run out, reported). (choice)
+///     The output is the original training set followed by the added examples, in the training
+///     set's own format: 2 fields `query<TAB>passage` are appended as such; 3 fields
+///     `query<TAB>pos<TAB>neg` get as negative the passage of another generated pair drawn with
+///     the seeded generator (a random negative; the paper trains with its framework's negatives).
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "debias/liwc.hpp"
+#include "plugin/progress.hpp"
+
+namespace plumb::debias {
+
+/// One generated pair. TSV `qid<TAB>query<TAB>passage` or `qid<TAB>query<TAB>docid<TAB>passage`.
+struct GeneratedPair {
+    std::string qid;
+    std::string query;
+    std::string docid;  ///< = qid for the 3-field form
+    std::string passage;
+};
+
+/// Reads generated pairs (3 or 4 TAB-separated fields; duplicate qids are a ParseError).
+std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& path);
+
+struct Match {
+    std::size_t female = 0;  ///< index into the pairs
+    std::size_t male = 0;
+    double cosine = 0.0;
+    bool female_to_male = false;  ///< found as the best male match of the female query
+    bool male_to_female = false;  ///< found as the best female match of the male query
+};
+
+struct MatchResult {
+    std::vector<Match> matches;  ///< sorted by decreasing cosine, then female qid, male qid
+    std::size_t female_queries = 0;
+    std::size_t male_queries = 0;
+    std::size_t neutral_or_unlabelled = 0;
+    std::size_t unmatchable = 0;  ///< f/m queries whose φ is all zeros
+};
+
+/// Steps 1-2 on precomputed φ vectors: `phi[i]` for pair i, `gender[i]` ∈ {'f','m','n'}.
+/// Throws InvalidArgument on size mismatch.
+MatchResult match_cross_gender(const std::vector<GeneratedPair>& pairs,
+                               const std::vector<char>& gender,
+                               const std::vector<std::vector<double>>& phi,
+                               const ProgressCallback& progress = {},
+                               const CancelToken* cancel = nullptr);
+
+/// Step 3 selection: indices of pairs to add (in order) for target T, at most T.
+std::vector<std::size_t> select_augmentation(const MatchResult& result, std::size_t target);
+
+struct BalanceOptions {
+    std::filesystem::path pairs;
+    std::filesystem::path query_gender;  ///< `qid<TAB>f|m|n`
+    std::filesystem::path dictionary;
+    std::vector<std::string> categories;  ///< names or ids; empty = all
+    std::filesystem::path train;          ///< original training set (2 or 3 fields per line)
+    std::vector<double> ratios;           ///< each in [0, 10]
+    std::uint64_t seed = 0;
+    bool skip_bad_dictionary_lines = false;
+    std::filesystem::path output_dir;
+};
+
+struct RatioOutput {
+    double ratio = 0;
+    std::size_t target = 0;
+    std::size_t added = 0;
+    std::size_t added_female = 0;
+    std::size_t added_male = 0;
+    std::filesystem::path file;
+};
+
+struct BalanceReport {
+    std::size_t pairs = 0;
+    std::size_t train_examples = 0;
+    MatchResult match;
+    std::vector<RatioOutput> outputs;
+    std::vector<std::string> categories;
+    std::size_t dictionary_lines_skipped = 0;
+};
+
+/// Runs the whole procedure and writes into output_dir: `train_r<ratio>.tsv` per ratio,
+/// `matches.tsv` (`female_qid<TAB>male_qid<TAB>cosine<TAB>direction`), `phi.tsv` (φ of every
+/// f/m passage, header `docid<TAB>cat...`, the category-vector format eval reads),
+/// `report.txt`, `report.json` and `cosine.png`/`.svg` (histogram of matched cosines).
+BalanceReport run_balance(const BalanceOptions& options, const ProgressCallback& progress = {},
+                          const CancelToken* cancel = nullptr);
+
+}  // namespace plumb::debias

@@ -1,0 +1,52 @@
+#include "debias/judgements.hpp"
+
+#include <charconv>
+
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+
+namespace plumb::debias {
+
+std::vector<Judgement> read_qrels(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::vector<Judgement> out;
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        split_ws(line, fields);
+        if (fields.size() != 4)
+            reader.fail("expected 4 fields 'qid iter docid relevance', got " +
+                        std::to_string(fields.size()));
+        int rel = 0;
+        auto [ptr, ec] = std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), rel);
+        if (ec != std::errc() || ptr != fields[3].data() + fields[3].size())
+            reader.fail("relevance is not an integer: '" + std::string(fields[3]) + "'");
+        out.push_back({std::string(fields[0]), std::string(fields[2]), rel});
+    }
+    return out;
+}
+
+std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::map<std::string, std::string> out;
+    std::map<std::string, std::uint64_t> line_of;
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        split(line, '\t', fields);
+        if (fields.size() != 2)
+            reader.fail("expected 2 TAB-separated fields, got " + std::to_string(fields.size()));
+        std::string key(trim(fields[0]));
+        if (key.empty()) reader.fail("empty key");
+        auto [it, inserted] = out.emplace(key, std::string(trim(fields[1])));
+        if (!inserted)
+            reader.fail("duplicate key '" + key + "' (first on line " +
+                        std::to_string(line_of[key]) + ")");
+        line_of[key] = reader.line_number();
+    }
+    return out;
+}
+
+}  // namespace plumb::debias

@@ -1,0 +1,84 @@
+#pragma once
+/// \file liwc.hpp
+/// LIWC-format dictionaries (`.dic`) and φ(d), the per-category token proportions of a passage
+/// (Bigdeli et al., paper 001; FORMULAS.md "Balanced relevance judgements").
+///
+/// Format: a categories block between two lines holding only `%`, with lines `id<TAB>name`
+/// (integer id, unique; name unique), then word lines `word<TAB>id id ...` (ids separated by
+/// TABs or spaces; every id must be declared). A trailing `*` makes the word a prefix pattern
+/// (`abandon*` matches "abandon", "abandoned", ...). Words are lower-cased (ASCII). A word listed
+/// twice gets the union of its categories. Blank lines are ignored.
+/// Bad lines: a multi-word entry (the word field contains a space), LIWC2015's conditional
+/// entries (`like (02 134)125/464`), an undeclared or non-integer id, a word without ids, a `*`
+/// not at the end, or a malformed category line. By default a bad line throws ParseError naming
+/// file and line; with `skip_bad` it is skipped and counted (line numbers kept). A missing or
+/// unterminated `%` block is always an error.
+///
+/// Lookup: an exact (non-wildcard) entry wins; otherwise the LONGEST matching prefix pattern
+/// gives the categories (LIWC itself documents no precedence between overlapping wildcards;
+/// the longest prefix is the most specific).
+///
+/// Passage tokens for φ: ASCII lower-cased whitespace tokens with leading and trailing ASCII
+/// punctuation removed (LIWC counts words, not punctuation); tokens that become empty are not
+/// counted. φ_c(d) = (tokens of d matching category c) / (counted tokens of d), 0 for an empty
+/// passage. A token counts once per category it belongs to.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace plumb::debias {
+
+struct LiwcCategory {
+    int id = 0;
+    std::string name;
+};
+
+class LiwcDictionary {
+public:
+    /// Reads a `.dic` file. Throws IoError, ParseError (file:line).
+    static LiwcDictionary load(const std::filesystem::path& path, bool skip_bad = false);
+    /// Parses dictionary text; `name` is used in error messages.
+    static LiwcDictionary parse(std::string_view text, const std::string& name,
+                                bool skip_bad = false);
+
+    const std::vector<LiwcCategory>& categories() const noexcept { return m_categories; }
+    /// Category id by name (exact) or by decimal id string; nullopt when unknown.
+    std::optional<int> find_category(std::string_view name_or_id) const;
+    /// Category ids of a lower-cased token (exact entry, else longest prefix pattern); empty
+    /// when the token is not in the dictionary.
+    const std::vector<int>& lookup(std::string_view token) const;
+
+    std::size_t exact_entries() const noexcept { return m_exact.size(); }
+    std::size_t prefix_entries() const noexcept { return m_prefix.size(); }
+    /// Lines skipped as bad (skip_bad) and their 1-based numbers.
+    const std::vector<std::uint64_t>& skipped_lines() const noexcept { return m_skipped; }
+
+private:
+    std::vector<LiwcCategory> m_categories;
+    std::unordered_map<std::string, std::vector<int>> m_exact;
+    std::unordered_map<std::string, std::vector<int>> m_prefix;
+    std::size_t m_max_prefix = 0;
+    std::vector<std::uint64_t> m_skipped;
+};
+
+/// Tokens counted by φ (see file comment).
+std::vector<std::string> liwc_tokens(std::string_view text);
+
+/// φ(d) over `categories` (ids, in the given order). Thread-safe.
+std::vector<double> liwc_phi(std::string_view text, const LiwcDictionary& dic,
+                             const std::vector<int>& categories);
+
+/// Resolves a list of category names or ids (empty list = all categories, in file order).
+/// Throws InvalidArgument naming an unknown category.
+std::vector<int> resolve_categories(const LiwcDictionary& dic,
+                                    const std::vector<std::string>& names);
+
+/// Cosine similarity; 0 when either vector is all zeros. Throws InvalidArgument on size mismatch.
+double cosine_similarity(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace plumb::debias
