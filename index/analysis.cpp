@@ -1,0 +1,133 @@
+#include "index/analysis.hpp"
+
+#include <map>
+
+#include "index/detail/analysis_chain.hpp"
+#include "plugin/error.hpp"
+
+namespace plumb::index {
+
+std::string AnalysisOptions::name() const {
+    std::string n = "standard+lowercase";
+    if (stop) n += "+stop";
+    if (stem) n += "+porter";
+    return n;
+}
+
+AnalysisOptions AnalysisOptions::from_name(const std::string& name) {
+    for (bool stop : {true, false}) {
+        for (bool stem : {true, false}) {
+            AnalysisOptions o;
+            o.stop = stop;
+            o.stem = stem;
+            if (o.name() == name) return o;
+        }
+    }
+    throw IndexError("unknown analysis configuration '" + name + "'");
+}
+
+namespace detail {
+
+void utf8_to_wide(std::string_view in, std::wstring& out) {
+    out.clear();
+    out.reserve(in.size());
+    const auto* s = reinterpret_cast<const unsigned char*>(in.data());
+    std::size_t n = in.size(), i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            out.push_back(static_cast<wchar_t>(c));
+            ++i;
+            continue;
+        }
+        int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+        if (len == 0 || c > 0xF4 || i + static_cast<std::size_t>(len) > n) {
+            out.push_back(L'\uFFFD');
+            ++i;
+            continue;
+        }
+        unsigned cp = c & (0x7F >> len);
+        bool ok = true;
+        for (int j = 1; j < len; ++j) {
+            unsigned cc = s[i + j];
+            if ((cc & 0xC0) != 0x80) {
+                ok = false;
+                break;
+            }
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        static const unsigned kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (!ok || cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            out.push_back(L'\uFFFD');
+            ++i;
+            continue;
+        }
+        out.push_back(static_cast<wchar_t>(cp));
+        i += static_cast<std::size_t>(len);
+    }
+}
+
+void wide_to_utf8(const wchar_t* s, std::size_t n, std::string& out) {
+    for (std::size_t i = 0; i < n; ++i) {
+        auto cp = static_cast<std::uint32_t>(s[i]);
+        if (cp < 0x80) {
+            out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+            out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+            out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+            out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp <= 0x10FFFF) {
+            out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+            out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+            out += "\xEF\xBF\xBD";
+        }
+    }
+}
+
+AnalysisChain::AnalysisChain(const AnalysisOptions& options) {
+    using namespace Lucene;
+    m_tokenizer = newLucene<StandardTokenizer>(LuceneVersion::LUCENE_30,
+                                               newLucene<StringReader>(L""));
+    TokenStreamPtr ts = newLucene<StandardFilter>(m_tokenizer);
+    ts = newLucene<LowerCaseFilter>(ts);
+    if (options.stop) {
+        ts = newLucene<StopFilter>(true, ts, StopAnalyzer::ENGLISH_STOP_WORDS_SET());
+    }
+    if (options.stem) ts = newLucene<PorterStemFilter>(ts);
+    m_top = ts;
+    m_term = m_top->addAttribute<TermAttribute>();
+}
+
+}  // namespace detail
+
+Analyzer::Analyzer(AnalysisOptions options) : m_options(options) {}
+
+std::vector<std::string> Analyzer::analyze(std::string_view text) const {
+    // One chain per thread and configuration (at most four configurations exist).
+    thread_local std::map<std::string, std::unique_ptr<detail::AnalysisChain>> chains;
+    auto& chain = chains[m_options.name()];
+    if (!chain) chain = std::make_unique<detail::AnalysisChain>(m_options);
+    std::wstring wide;
+    detail::utf8_to_wide(text, wide);
+    std::vector<std::string> terms;
+    try {
+        chain->run(wide, [&](const wchar_t* t, std::int32_t n) {
+            std::string s;
+            detail::wide_to_utf8(t, static_cast<std::size_t>(n), s);
+            terms.push_back(std::move(s));
+        });
+    } catch (const Lucene::LuceneException& e) {
+        chain.reset();  // the chain may be in a bad state
+        throw Error("analysis failed: " + Lucene::StringUtils::toUTF8(e.getError()));
+    }
+    return terms;
+}
+
+}  // namespace plumb::index

@@ -1,0 +1,482 @@
+#include "index/bm25_searcher.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "index/detail/index_data.hpp"
+#include "index/rm3.hpp"
+#include "plugin/error.hpp"
+
+namespace plumb::index {
+namespace {
+
+using detail::IndexData;
+using detail::TermEntry;
+
+constexpr std::uint32_t kEnd = 0xFFFFFFFFu;
+constexpr int32_t kBlock = 128;
+/// Relative slack on score upper bounds: covers float rounding differences between the
+/// pruning estimates (double, any order) and the exact float score (query term order).
+constexpr double kBoundSlack = 1e-4;
+
+/// A query term resolved against the dictionary.
+struct QTerm {
+    const TermEntry* entry;
+    float w;         ///< query weight * idf
+    double ub;       ///< upper bound of this term's contribution (with slack)
+};
+
+/// Result ordering: score descending, then id rank ascending.
+struct Entry {
+    float score;
+    std::uint32_t rank;
+    std::uint32_t doc;
+};
+inline bool better(const Entry& a, const Entry& b) {
+    return a.score > b.score || (a.score == b.score && a.rank < b.rank);
+}
+
+/// Bounded top-k heap; top() is the worst kept entry.
+class TopK {
+public:
+    explicit TopK(std::size_t k) : m_k(k) { m_heap.reserve(std::min<std::size_t>(k, 1 << 16)); }
+    bool full() const { return m_heap.size() >= m_k; }
+    const Entry& worst() const { return m_heap.front(); }
+    /// True when `e` would enter the heap.
+    bool accepts(const Entry& e) const { return !full() || better(e, m_heap.front()); }
+    void push(const Entry& e) {
+        if (!full()) {
+            m_heap.push_back(e);
+            std::push_heap(m_heap.begin(), m_heap.end(), better);
+        } else if (better(e, m_heap.front())) {
+            std::pop_heap(m_heap.begin(), m_heap.end(), better);
+            m_heap.back() = e;
+            std::push_heap(m_heap.begin(), m_heap.end(), better);
+        }
+    }
+    std::vector<Hit> finish() {
+        std::sort_heap(m_heap.begin(), m_heap.end(), better);
+        std::vector<Hit> hits;
+        hits.reserve(m_heap.size());
+        for (const auto& e : m_heap) hits.push_back({e.doc, e.score});
+        return hits;
+    }
+
+private:
+    std::size_t m_k;
+    std::vector<Entry> m_heap;
+};
+
+/// Postings cursor over a Lucene++ SegmentTermDocs with bulk reads.
+struct Cursor {
+    Lucene::SegmentTermDocsPtr td;
+    Lucene::Collection<int32_t> docs = Lucene::Collection<int32_t>::newInstance(kBlock);
+    Lucene::Collection<int32_t> freqs = Lucene::Collection<int32_t>::newInstance(kBlock);
+    int32_t* dp = &*docs.begin();  // raw views (the collections never reallocate)
+    int32_t* fp = &*freqs.begin();
+    int32_t pos = 0, len = 0;
+    std::uint32_t doc = kEnd;
+    std::uint32_t tf = 0;
+
+    void open(const TermEntry& e, const Lucene::TermPtr& field_term) {
+        auto ti = Lucene::newLucene<Lucene::TermInfo>(e.df, e.freq_ptr, e.prox_ptr);
+        ti->skipOffset = e.skip_offset;
+        td->seek(ti, field_term);
+        len = 0;
+        pos = 0;
+        fill();
+    }
+    void fill() {
+        len = td->read(docs, freqs);
+        pos = 0;
+        if (len <= 0) {
+            len = 0;
+            doc = kEnd;
+            return;
+        }
+        doc = static_cast<std::uint32_t>(dp[0]);
+        tf = static_cast<std::uint32_t>(fp[0]);
+    }
+    void next() {
+        if (++pos < len) {
+            doc = static_cast<std::uint32_t>(dp[pos]);
+            tf = static_cast<std::uint32_t>(fp[pos]);
+        } else {
+            fill();
+        }
+    }
+    /// Moves to the first posting with doc >= target.
+    void next_geq(std::uint32_t target) {
+        if (doc >= target) return;  // includes kEnd
+        if (static_cast<std::uint32_t>(dp[len - 1]) >= target) {
+            while (static_cast<std::uint32_t>(dp[pos]) < target) ++pos;
+            doc = static_cast<std::uint32_t>(dp[pos]);
+            tf = static_cast<std::uint32_t>(fp[pos]);
+            return;
+        }
+        // Lucene's position is the last buffered doc (< target): skipTo advances at least
+        // once, which is what we want here.
+        if (td->skipTo(static_cast<int32_t>(target))) {
+            dp[0] = td->doc();
+            fp[0] = td->freq();
+            len = 1;
+            pos = 0;
+            doc = static_cast<std::uint32_t>(dp[0]);
+            tf = static_cast<std::uint32_t>(fp[0]);
+        } else {
+            len = 0;
+            doc = kEnd;
+        }
+    }
+};
+
+/// Per-search scratch space, pooled by the searcher (one user at a time).
+struct Workspace {
+    std::vector<float> acc;
+    std::vector<std::uint32_t> touched;
+    std::vector<std::unique_ptr<Cursor>> cursors;
+};
+
+}  // namespace
+
+struct Bm25Searcher::Impl {
+    const IndexData& d;
+    std::shared_ptr<const std::vector<float>> default_norm;
+    mutable std::mutex mu;
+    mutable std::map<std::pair<float, float>, std::shared_ptr<const std::vector<float>>> norms;
+    mutable std::vector<std::unique_ptr<Workspace>> pool;
+
+    explicit Impl(const IndexData& data) : d(data) {
+        Bm25Params p;
+        default_norm = make_norm(p);
+        norms[{p.k1, p.b}] = default_norm;
+    }
+
+    std::shared_ptr<const std::vector<float>> make_norm(const Bm25Params& p) const {
+        auto v = std::make_shared<std::vector<float>>(d.doclen.size());
+        for (std::size_t i = 0; i < v->size(); ++i) {
+            (*v)[i] = detail::bm25_norm(p.k1, p.b, d.doclen[i], d.info.avgdl);
+        }
+        return v;
+    }
+
+    std::shared_ptr<const std::vector<float>> norm_for(const Bm25Params& p) const {
+        std::lock_guard lock(mu);
+        auto it = norms.find({p.k1, p.b});
+        if (it != norms.end()) return it->second;
+        if (norms.size() > 8) {  // bound memory: keep the default only
+            norms.clear();
+            norms[{Bm25Params{}.k1, Bm25Params{}.b}] = default_norm;
+        }
+        auto v = make_norm(p);
+        norms[{p.k1, p.b}] = v;
+        return v;
+    }
+
+    std::unique_ptr<Workspace> acquire() const {
+        {
+            std::lock_guard lock(mu);
+            if (!pool.empty()) {
+                auto w = std::move(pool.back());
+                pool.pop_back();
+                return w;
+            }
+        }
+        auto w = std::make_unique<Workspace>();
+        w->acc.assign(d.doclen.size(), 0.0f);
+        return w;
+    }
+    void release(std::unique_ptr<Workspace> w) const {
+        std::lock_guard lock(mu);
+        pool.push_back(std::move(w));
+    }
+    Cursor& cursor(Workspace& ws, std::size_t i) const {
+        while (ws.cursors.size() <= i) {
+            auto c = std::make_unique<Cursor>();
+            Lucene::TermDocsPtr td;
+            {
+                std::lock_guard lock(mu);
+                td = d.segment->termDocs();
+            }
+            c->td = boost::dynamic_pointer_cast<Lucene::SegmentTermDocs>(td);
+            if (!c->td) throw IndexError("internal: unexpected Lucene++ TermDocs type");
+            ws.cursors.push_back(std::move(c));
+        }
+        return *ws.cursors[i];
+    }
+
+    std::vector<Hit> exhaustive(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
+                                const std::vector<float>& norm, float k1p1) const;
+    std::vector<Hit> maxscore(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
+                              const std::vector<float>& norm, float k1p1) const;
+};
+
+std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector<QTerm>& q,
+                                                std::size_t k, const std::vector<float>& norm,
+                                                float k1p1) const {
+    float* acc = ws.acc.data();
+    auto& touched = ws.touched;
+    touched.clear();
+    const float* nm = norm.data();
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        Cursor& c = cursor(ws, i);
+        auto ti = Lucene::newLucene<Lucene::TermInfo>(q[i].entry->df, q[i].entry->freq_ptr,
+                                                      q[i].entry->prox_ptr);
+        ti->skipOffset = q[i].entry->skip_offset;
+        c.td->seek(ti, d.body_term);
+        const float w = q[i].w;
+        while (true) {
+            int32_t n = c.td->read(c.docs, c.freqs);
+            if (n <= 0) break;
+            const int32_t* docs = c.dp;
+            const int32_t* freqs = c.fp;
+            for (int32_t j = 0; j < n; ++j) {
+                auto doc = static_cast<std::uint32_t>(docs[j]);
+                float contribution = w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1,
+                                                           nm[doc]);
+                float& a = acc[doc];
+                if (a == 0.0f) touched.push_back(doc);
+                a += contribution;
+            }
+        }
+    }
+    TopK top(k);
+    const std::uint32_t* rank = d.idrank.data();
+    for (std::uint32_t doc : touched) {
+        Entry e{acc[doc], rank[doc], doc};
+        acc[doc] = 0.0f;
+        top.push(e);
+    }
+    return top.finish();
+}
+
+std::vector<Hit> Bm25Searcher::Impl::maxscore(Workspace& ws, const std::vector<QTerm>& q,
+                                              std::size_t k, const std::vector<float>& norm,
+                                              float k1p1) const {
+    const std::size_t m = q.size();
+    // Order terms by upper bound ascending; order[j] = query position of the j-th term.
+    std::vector<std::size_t> order(m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return q[a].ub < q[b].ub; });
+    std::vector<double> cum(m);  // cum[j] = sum of bounds of terms 0..j (sorted)
+    double s = 0;
+    for (std::size_t j = 0; j < m; ++j) cum[j] = (s += q[order[j]].ub);
+    std::vector<Cursor*> cur(m);
+    for (std::size_t j = 0; j < m; ++j) {
+        cur[j] = &cursor(ws, j);
+        cur[j]->open(*q[order[j]].entry, d.body_term);
+    }
+    std::vector<float> contrib(m);  // by query position
+    std::vector<char> matched(m);
+    const float* nm = norm.data();
+    const std::uint32_t* rank = d.idrank.data();
+    TopK top(k);
+    double theta = -1.0;  // no threshold until the heap is full
+    std::size_t p = 0;    // terms [0, p) are non-essential
+    while (p < m) {
+        std::uint32_t doc = kEnd;
+        for (std::size_t j = p; j < m; ++j) doc = std::min(doc, cur[j]->doc);
+        if (doc == kEnd) break;
+        std::fill(matched.begin(), matched.end(), 0);
+        double est = 0;
+        for (std::size_t j = p; j < m; ++j) {
+            Cursor& c = *cur[j];
+            if (c.doc == doc) {
+                std::size_t qi = order[j];
+                float v = q[qi].w * detail::bm25_frac(static_cast<float>(c.tf), k1p1, nm[doc]);
+                contrib[qi] = v;
+                matched[qi] = 1;
+                est += v;
+                c.next();
+            }
+        }
+        bool pruned = false;
+        for (std::size_t j = p; j-- > 0;) {
+            if ((est + cum[j]) * (1.0 + kBoundSlack) < theta) {
+                pruned = true;
+                break;
+            }
+            Cursor& c = *cur[j];
+            c.next_geq(doc);
+            if (c.doc == doc) {
+                std::size_t qi = order[j];
+                float v = q[qi].w * detail::bm25_frac(static_cast<float>(c.tf), k1p1, nm[doc]);
+                contrib[qi] = v;
+                matched[qi] = 1;
+                est += v;
+            }
+        }
+        if (pruned) continue;
+        // Exact score: contributions summed in query term order, as the exhaustive path does.
+        float score = 0.0f;
+        for (std::size_t qi = 0; qi < m; ++qi) {
+            if (matched[qi]) score += contrib[qi];
+        }
+        Entry e{score, rank[doc], doc};
+        if (top.accepts(e)) {
+            top.push(e);
+            if (top.full()) {
+                theta = top.worst().score;
+                while (p < m && cum[p] * (1.0 + kBoundSlack) < theta) ++p;
+            }
+        }
+    }
+    return top.finish();
+}
+
+Bm25Searcher::Bm25Searcher(std::shared_ptr<const PassageIndex> index)
+    : m_index(std::move(index)) {
+    if (!m_index) throw InvalidArgument("Bm25Searcher: null index");
+    m_impl = std::make_unique<Impl>(m_index->data());
+}
+
+Bm25Searcher::~Bm25Searcher() = default;
+
+std::shared_ptr<const Bm25Searcher> Bm25Searcher::open(const std::filesystem::path& dir,
+                                                       const IndexOpenOptions& options) {
+    return std::make_shared<const Bm25Searcher>(PassageIndex::open(dir, options));
+}
+
+std::vector<WeightedTerm> Bm25Searcher::query_terms(std::string_view query_text) const {
+    auto terms = m_index->analyzer().analyze(query_text);
+    std::vector<WeightedTerm> out;
+    std::unordered_map<std::string, std::size_t> pos;
+    for (auto& t : terms) {
+        auto [it, inserted] = pos.emplace(t, out.size());
+        if (inserted) {
+            out.push_back({std::move(t), 1.0f});
+        } else {
+            out[it->second].weight += 1.0f;
+        }
+    }
+    return out;
+}
+
+std::vector<Hit> Bm25Searcher::search(std::string_view query_text, std::size_t k,
+                                      const SearchOptions& options) const {
+    auto terms = query_terms(query_text);
+    if (!options.rm3 || terms.empty() || k == 0) return search_terms(terms, k, options);
+    auto feedback = search_terms(terms, options.rm3_params.fb_docs, options);
+    auto expanded = rm3_expand(*m_index, terms, feedback, options.rm3_params);
+    return search_terms(expanded, k, options);
+}
+
+std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms, std::size_t k,
+                                            const SearchOptions& options) const {
+    const auto& p = options.bm25;
+    if (!(p.k1 >= 0.0f) || !std::isfinite(p.k1) || !(p.b >= 0.0f && p.b <= 1.0f)) {
+        throw InvalidArgument("BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1");
+    }
+    const IndexData& d = m_index->data();
+    if (k == 0 || !d.segment || terms.empty()) return {};
+    const bool default_params = p.k1 == Bm25Params{}.k1 && p.b == Bm25Params{}.b;
+    auto norm = default_params ? m_impl->default_norm : m_impl->norm_for(p);
+    const float k1p1 = p.k1 + 1.0f;
+    const double n = static_cast<double>(d.info.documents);
+
+    // Merge duplicates (first occurrence order), resolve, drop absent and non-positive terms.
+    std::vector<QTerm> q;
+    std::vector<std::string_view> seen;
+    std::vector<float> weights;
+    for (const auto& t : terms) {
+        auto it = std::find(seen.begin(), seen.end(), std::string_view(t.term));
+        if (it == seen.end()) {
+            seen.push_back(t.term);
+            weights.push_back(t.weight);
+        } else {
+            weights[static_cast<std::size_t>(it - seen.begin())] += t.weight;
+        }
+    }
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        if (!(weights[i] > 0.0f) || !std::isfinite(weights[i])) continue;
+        const TermEntry* e = d.find_term(seen[i]);
+        if (!e || e->df <= 0) continue;
+        double df = e->df;
+        auto idf = static_cast<float>(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
+        float w = weights[i] * idf;
+        float frac_ub =
+            default_params
+                ? e->max_frac_default
+                : detail::bm25_frac(static_cast<float>(e->max_tf), k1p1,
+                                    detail::bm25_norm(p.k1, p.b, e->min_dl, d.info.avgdl));
+        q.push_back({e, w, static_cast<double>(w) * static_cast<double>(frac_ub)});
+    }
+    if (q.empty()) return {};
+
+    bool prune = options.algorithm == SearchAlgorithm::MaxScore ||
+                 (options.algorithm == SearchAlgorithm::Auto && k <= options.pruning_max_k);
+    auto ws = m_impl->acquire();
+    try {
+        auto hits = prune ? m_impl->maxscore(*ws, q, k, *norm, k1p1)
+                          : m_impl->exhaustive(*ws, q, k, *norm, k1p1);
+        m_impl->release(std::move(ws));
+        return hits;
+    } catch (const Lucene::LuceneException& e) {
+        // The workspace may hold stale accumulators: drop it.
+        detail::rethrow_lucene(e, "search failed");
+    }
+}
+
+RankedList Bm25Searcher::to_ranked_list(const std::string& qid, std::span<const Hit> hits) const {
+    RankedList list;
+    list.qid = qid;
+    list.candidates.reserve(hits.size());
+    for (const auto& h : hits) {
+        Candidate c;
+        c.docid = std::string(m_index->docid(h.doc));
+        c.score = h.score;
+        list.candidates.push_back(std::move(c));
+    }
+    return list;
+}
+
+std::vector<RankedList> Bm25Searcher::search_batch(std::span<const Query> queries, std::size_t k,
+                                                   const SearchOptions& options,
+                                                   unsigned threads,
+                                                   const ProgressCallback& progress,
+                                                   const CancelToken* cancel) const {
+    std::vector<RankedList> out(queries.size());
+    std::atomic<std::size_t> next{0};
+    std::mutex mu;
+    std::size_t done = 0;
+    std::exception_ptr error;
+    std::atomic<bool> stop{false};
+    auto work = [&] {
+        try {
+            while (!stop.load(std::memory_order_relaxed)) {
+                std::size_t i = next.fetch_add(1);
+                if (i >= queries.size()) return;
+                if (cancel && cancel->requested()) throw Error("cancelled");
+                auto hits = search(queries[i].text, k, options);
+                out[i] = to_ranked_list(queries[i].id, hits);
+                if (progress) {
+                    std::lock_guard lock(mu);
+                    progress(++done, queries.size());
+                }
+            }
+        } catch (...) {
+            std::lock_guard lock(mu);
+            if (!error) error = std::current_exception();
+            stop = true;
+        }
+    };
+    unsigned t = std::max(1u, threads);
+    t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, queries.size())));
+    if (t == 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (unsigned i = 0; i < t; ++i) pool.emplace_back(work);
+        for (auto& th : pool) th.join();
+    }
+    if (error) std::rethrow_exception(error);
+    return out;
+}
+
+}  // namespace plumb::index
