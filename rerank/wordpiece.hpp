@@ -97,6 +97,8 @@ struct WordPieceOptions {
 };
 
 /// Splits text into words (steps 1-6 above). Needs no vocabulary.
+class WordPieceTokenizer;
+
 class BasicTokenizer {
 public:
     explicit BasicTokenizer(WordPieceOptions options = {});
@@ -109,6 +111,7 @@ public:
     const WordPieceOptions& options() const noexcept;
 
 private:
+    friend class WordPieceTokenizer;
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };
