@@ -1,0 +1,157 @@
+#include "rerank/bi_encoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plugin/error.hpp"
+#include "rerank/bert_checkpoint.hpp"
+
+namespace plumb::rerank {
+
+const char* similarity_name(Similarity similarity) noexcept {
+    return similarity == Similarity::Dot ? "dot" : "cosine";
+}
+
+Similarity parse_similarity(const std::string& name) {
+    if (name == "dot") return Similarity::Dot;
+    if (name == "cosine") return Similarity::Cosine;
+    throw InvalidArgument("unknown similarity '" + name + "' (known: dot, cosine)");
+}
+
+BiEncoder::BiEncoder(std::shared_ptr<const BertModel> model,
+                     std::shared_ptr<const WordPieceTokenizer> tokenizer, BiEncoderOptions options)
+    : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_options(options) {
+    if (!m_model || !m_tokenizer) throw InvalidArgument("BiEncoder: null model/tokenizer");
+    if (static_cast<std::int64_t>(m_tokenizer->vocab().size()) > m_model->config().vocab_size) {
+        throw InvalidArgument("BiEncoder: vocabulary of " +
+                              std::to_string(m_tokenizer->vocab().size()) +
+                              " tokens exceeds the model's " +
+                              std::to_string(m_model->config().vocab_size) + " embeddings");
+    }
+    const auto positions = static_cast<std::size_t>(m_model->config().max_position_embeddings);
+    m_options.query_max_length = std::min(m_options.query_max_length, positions);
+    m_options.passage_max_length = std::min(m_options.passage_max_length, positions);
+    if (m_options.query_max_length < 2 || m_options.passage_max_length < 2) {
+        throw InvalidArgument("BiEncoder: max lengths must be >= 2");
+    }
+}
+
+std::shared_ptr<BiEncoder> BiEncoder::from_folder(const std::filesystem::path& dir,
+                                                  BiEncoderOptions options) {
+    BertCheckpointOptions ck;
+    ck.heads = HeadSelection::EncoderOnly;
+    auto model = std::make_shared<const BertModel>(load_bert_checkpoint(dir, ck));
+    auto tok = std::make_shared<const WordPieceTokenizer>(WordPieceTokenizer::from_folder(dir));
+    return std::make_shared<BiEncoder>(std::move(model), std::move(tok), options);
+}
+
+std::size_t BiEncoder::dim() const noexcept {
+    return static_cast<std::size_t>(m_model->hidden_size());
+}
+
+std::vector<float> BiEncoder::encode(std::span<const std::string_view> texts,
+                                     std::size_t max_length) const {
+    std::vector<Encoding> enc;
+    enc.reserve(texts.size());
+    for (auto t : texts) enc.push_back(m_tokenizer->encode(t, max_length));
+    std::vector<float> out;
+    {
+        TorchThreadsScope threads(m_options.threads);
+        out = m_model->embed(enc, m_options.pooling, m_options.batch_size);
+    }
+    if (m_options.similarity == Similarity::Cosine) {
+        const auto d = dim();
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            float* row = out.data() + i * d;
+            double norm = 0;
+            for (std::size_t j = 0; j < d; ++j) norm += double(row[j]) * row[j];
+            norm = std::sqrt(norm);
+            if (norm > 0) {
+                for (std::size_t j = 0; j < d; ++j) row[j] = static_cast<float>(row[j] / norm);
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<float> BiEncoder::encode_queries(std::span<const std::string_view> texts) const {
+    return encode(texts, m_options.query_max_length);
+}
+
+std::vector<float> BiEncoder::encode_passages(std::span<const std::string_view> texts) const {
+    return encode(texts, m_options.passage_max_length);
+}
+
+float BiEncoder::similarity(const float* a, const float* b) const noexcept {
+    double s = 0;
+    for (std::size_t j = 0, d = dim(); j < d; ++j) s += double(a[j]) * b[j];
+    return static_cast<float>(s);
+}
+
+VectorStoreMeta BiEncoder::store_meta(const std::string& model) const {
+    VectorStoreMeta m;
+    m.dim = dim();
+    m.meta["model"] = model;
+    m.meta["pooling"] = pooling_name(m_options.pooling);
+    m.meta["similarity"] = similarity_name(m_options.similarity);
+    m.meta["passage_max_length"] = std::to_string(m_options.passage_max_length);
+    return m;
+}
+
+BiEncoderStage::BiEncoderStage(std::shared_ptr<const BiEncoder> encoder,
+                               BiEncoderStageOptions options)
+    : m_encoder(std::move(encoder)), m_options(std::move(options)) {
+    if (!m_encoder) throw InvalidArgument("BiEncoderStage: null encoder");
+}
+
+std::vector<float> BiEncoderStage::score(const Query& query,
+                                         std::span<const Candidate> candidates) const {
+    const auto n = std::min(m_options.depth, candidates.size());
+    std::string_view qtext = query.text;
+    auto q = m_encoder->encode_queries(std::span<const std::string_view>(&qtext, 1));
+    std::vector<std::string_view> texts;
+    texts.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) texts.push_back(candidates[i].text);
+    auto p = m_encoder->encode_passages(texts);
+    std::vector<float> scores(n);
+    const auto d = m_encoder->dim();
+    for (std::size_t i = 0; i < n; ++i) scores[i] = m_encoder->similarity(q.data(), p.data() + i * d);
+    return scores;
+}
+
+DenseRetriever::DenseRetriever(std::shared_ptr<const BiEncoder> encoder,
+                               std::shared_ptr<const DenseIndex> index, std::string name)
+    : m_encoder(std::move(encoder)), m_index(std::move(index)), m_name(std::move(name)) {
+    if (!m_encoder || !m_index) throw InvalidArgument("DenseRetriever: null encoder/index");
+    if (m_encoder->dim() != m_index->dim()) {
+        throw IndexError("dense index has dimension " + std::to_string(m_index->dim()) +
+                         " but the encoder produces " + std::to_string(m_encoder->dim()));
+    }
+}
+
+std::vector<RankedList> DenseRetriever::retrieve(std::span<const Query> queries,
+                                                 std::size_t k) const {
+    std::vector<std::string_view> texts;
+    for (const auto& q : queries) texts.push_back(q.text);
+    auto vectors = m_encoder->encode_queries(texts);
+    auto hits = m_index->search(vectors, k);
+    std::vector<RankedList> out(queries.size());
+    for (std::size_t i = 0; i < queries.size(); ++i) {
+        out[i].qid = queries[i].id;
+        for (const auto& [row, score] : hits[i]) {
+            Candidate c;
+            c.docid = m_index->docid(row);
+            c.score = score;
+            c.trace.push_back({m_name, score});
+            out[i].candidates.push_back(std::move(c));
+        }
+        std::stable_sort(out[i].candidates.begin(), out[i].candidates.end(),
+                         [](const Candidate& a, const Candidate& b) {
+                             if (a.score != b.score) return a.score > b.score;
+                             return a.docid < b.docid;
+                         });
+    }
+    return out;
+}
+
+}  // namespace plumb::rerank

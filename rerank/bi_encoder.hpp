@@ -1,0 +1,109 @@
+#pragma once
+/// \file bi_encoder.hpp
+/// BERT-DOT: queries and passages encoded separately (`[CLS] text [SEP]`), pooled (CLS or
+/// mean), compared by dot product or cosine. Used as a re-rank stage (BiEncoderStage) and as a
+/// first stage over a FAISS index (DenseRetriever, see dense_index.hpp).
+///
+/// With Similarity::Cosine the vectors are L2-normalised at encoding time, so that the inner
+/// product of stored vectors is the cosine (a FAISS inner-product index then ranks by cosine).
+/// Everything is const after construction and safe to call concurrently; `threads` > 0 sets
+/// Torch's intra-op threads for each call (TorchThreadsScope: process-wide, restored after).
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugin/stage.hpp"
+#include "rerank/bert.hpp"
+#include "rerank/dense_index.hpp"
+#include "rerank/wordpiece.hpp"
+
+namespace plumb::rerank {
+
+enum class Similarity { Dot, Cosine };
+/// "dot" / "cosine".
+const char* similarity_name(Similarity similarity) noexcept;
+/// Parses "dot" / "cosine"; throws InvalidArgument.
+Similarity parse_similarity(const std::string& name);
+
+struct BiEncoderOptions {
+    Pooling pooling = Pooling::Cls;
+    Similarity similarity = Similarity::Dot;
+    std::size_t batch_size = 32;
+    std::size_t query_max_length = 64;     ///< tokens, [CLS]/[SEP] included
+    std::size_t passage_max_length = 256;  ///< tokens, [CLS]/[SEP] included
+    int threads = 0;                       ///< Torch intra-op threads during calls; 0 = unchanged
+};
+
+/// Text -> vector encoder (one shared model for queries and passages).
+class BiEncoder {
+public:
+    /// Throws InvalidArgument for a null model/tokenizer or a vocabulary larger than the model's.
+    BiEncoder(std::shared_ptr<const BertModel> model,
+              std::shared_ptr<const WordPieceTokenizer> tokenizer, BiEncoderOptions options = {});
+    /// Loads a Hugging Face folder (encoder weights only; heads in the file are ignored).
+    static std::shared_ptr<BiEncoder> from_folder(const std::filesystem::path& dir,
+                                                  BiEncoderOptions options = {});
+
+    std::size_t dim() const noexcept;
+    const BiEncoderOptions& options() const noexcept { return m_options; }
+    /// Row-major [n x dim] query vectors.
+    std::vector<float> encode_queries(std::span<const std::string_view> texts) const;
+    /// Row-major [n x dim] passage vectors.
+    std::vector<float> encode_passages(std::span<const std::string_view> texts) const;
+    /// Similarity of two vectors of dim() floats (already normalised for cosine).
+    float similarity(const float* a, const float* b) const noexcept;
+    /// What a vector folder records about this encoder (pooling, similarity, dim, lengths,
+    /// `model` as given).
+    VectorStoreMeta store_meta(const std::string& model) const;
+
+private:
+    std::vector<float> encode(std::span<const std::string_view> texts, std::size_t max_length) const;
+    std::shared_ptr<const BertModel> m_model;
+    std::shared_ptr<const WordPieceTokenizer> m_tokenizer;
+    BiEncoderOptions m_options;
+};
+
+struct BiEncoderStageOptions {
+    std::size_t depth = 100;
+    std::string name = "bert-dot";
+};
+
+/// BERT-DOT as a re-rank stage: score = similarity(query vector, passage vector), passages
+/// encoded on the fly from candidate text.
+class BiEncoderStage : public RerankStage {
+public:
+    BiEncoderStage(std::shared_ptr<const BiEncoder> encoder, BiEncoderStageOptions options = {});
+    std::string name() const override { return m_options.name; }
+    std::size_t depth() const override { return m_options.depth; }
+    std::vector<float> score(const Query& query,
+                             std::span<const Candidate> candidates) const override;
+
+private:
+    std::shared_ptr<const BiEncoder> m_encoder;
+    BiEncoderStageOptions m_options;
+};
+
+/// BERT-DOT as a first stage: query vectors searched in a DenseIndex. Lists are best first,
+/// ties broken by docid ascending.
+class DenseRetriever : public Retriever {
+public:
+    /// Throws IndexError when the index dimension differs from the encoder's.
+    DenseRetriever(std::shared_ptr<const BiEncoder> encoder,
+                   std::shared_ptr<const DenseIndex> index, std::string name = "dense");
+    std::string name() const override { return m_name; }
+    std::vector<RankedList> retrieve(std::span<const Query> queries,
+                                     std::size_t k) const override;
+
+private:
+    std::shared_ptr<const BiEncoder> m_encoder;
+    std::shared_ptr<const DenseIndex> m_index;
+    std::string m_name;
+};
+
+}  // namespace plumb::rerank
