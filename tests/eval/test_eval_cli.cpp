@@ -1,0 +1,135 @@
+// `plumb eval` smoke tests: trec_eval's command line and output format, JSON/CSV, errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path dir() {
+    auto d = fs::temp_directory_path() / ("plumb_eval_cli_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+
+fs::path write(const std::string& name, const std::string& content) {
+    auto p = dir() / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+}
+
+struct Result {
+    int status = -1;
+    std::string out;
+};
+
+/// Runs `plumb eval <args>`; stdout (and stderr when `merge_stderr`) captured.
+Result plumb_eval(const std::string& args, bool merge_stderr = false) {
+    std::string cmd = std::string("'") + PLUMB_CLI_PATH + "' eval " + args +
+                      (merge_stderr ? " 2>&1" : " 2>/dev/null");
+    Result r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+// q1: relevant d1 d3 (R = 2); run ranks d1(R) d2 d3(R) -> AP = (1 + 2/3) / 2 = 0.8333,
+// P_5 = 2/5, P_10 = 2/10. q2: relevant x with grade 2; run ranks y x -> AP = 1/2, P_5 = 0.2.
+const char* kQrels = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 x 2\nq3 0 w 1\n";
+const char* kRun =
+    "q1 Q0 d1 1 3.0 runA\n"
+    "q1 Q0 d2 2 2.0 runA\n"
+    "q1 Q0 d3 3 1.0 runA\n"
+    "q2 Q0 y 1 2.0 runA\n"
+    "q2 Q0 x 2 1.0 runA\n";
+
+}  // namespace
+
+TEST(EvalCli, TrecEvalCommandLineAndFormat) {
+    auto q = write("a.qrels", kQrels);
+    auto r = write("a.run", kRun);
+    auto res = plumb_eval("-q -m map -m P.5,10 " + q.string() + " " + r.string());
+    ASSERT_EQ(res.status, 0);
+    EXPECT_EQ(res.out,
+              "map                   \tq1\t0.8333\n"
+              "P_5                   \tq1\t0.4000\n"
+              "P_10                  \tq1\t0.2000\n"
+              "map                   \tq2\t0.5000\n"
+              "P_5                   \tq2\t0.2000\n"
+              "P_10                  \tq2\t0.1000\n"
+              "map                   \tall\t0.6667\n"  // (0.8333 + 0.5) / 2
+              "P_5                   \tall\t0.3000\n"
+              "P_10                  \tall\t0.1500\n");
+    // attached values, bundled flags, options after the files, -n, -c, -l
+    auto res2 = plumb_eval(q.string() + " " + r.string() + " -mmap -mnum_q -cn -q -l2");
+    ASSERT_EQ(res2.status, 0);
+    // -l 2: q1 has no relevant document (AP 0), q2: x grade 2 at rank 2 -> 0.5; -c adds q3 (0)
+    EXPECT_EQ(res2.out,
+              "map                   \tq1\t0.0000\n"
+              "map                   \tq2\t0.5000\n"
+              "map                   \tq3\t0.0000\n");
+    auto res3 = plumb_eval("-c -m num_q -m map -M 1 " + q.string() + " " + r.string());
+    ASSERT_EQ(res3.status, 0);
+    // -M 1: q1 keeps d1 -> AP 1/2; q2 keeps y -> 0; q3 missing -> 0. mean over 3 = 0.1667
+    EXPECT_EQ(res3.out,
+              "num_q                 \tall\t3\n"
+              "map                   \tall\t0.1667\n");
+}
+
+TEST(EvalCli, DefaultMeasuresAreTrecEvalOfficial) {
+    auto q = write("b.qrels", kQrels);
+    auto r = write("b.run", kRun);
+    auto res = plumb_eval(q.string() + " " + r.string());
+    ASSERT_EQ(res.status, 0);
+    EXPECT_EQ(res.out.rfind("runid                 \tall\trunA\n", 0), 0u) << res.out;
+    EXPECT_NE(res.out.find("num_q                 \tall\t2\n"), std::string::npos);
+    EXPECT_NE(res.out.find("num_rel_ret           \tall\t3\n"), std::string::npos);
+    EXPECT_NE(res.out.find("iprec_at_recall_0.50  \tall\t"), std::string::npos);
+    EXPECT_NE(res.out.find("P_1000                \tall\t0.0015\n"), std::string::npos);
+}
+
+TEST(EvalCli, JsonCsvAndOutputFile) {
+    auto q = write("c.qrels", kQrels);
+    auto r = write("c.run", kRun);
+    auto out = dir() / "res.json";
+    auto res = plumb_eval("--format json --output " + out.string() + " -q -m map " +
+                          q.string() + " " + r.string());
+    ASSERT_EQ(res.status, 0);
+    std::ifstream in(out);
+    auto j = nlohmann::json::parse(in);
+    EXPECT_NEAR(j["all"]["map"].get<double>(), (5.0 / 6 + 0.5) / 2, 1e-12);
+    EXPECT_NEAR(j["queries"]["q2"]["map"].get<double>(), 0.5, 1e-12);
+    EXPECT_EQ(j["run_id"], "runA");
+    // recip_rank: q1 1, q2 1/2 -> mean 0.75
+    auto csv = plumb_eval("--format=csv -m recip_rank " + q.string() + " " + r.string());
+    ASSERT_EQ(csv.status, 0);
+    EXPECT_EQ(csv.out, "measure,qid,value\nrecip_rank,all,0.75\n");
+}
+
+TEST(EvalCli, ErrorsNameFileAndLine) {
+    auto q = write("d.qrels", kQrels);
+    auto bad = write("bad.run", "q1 Q0 d1 1 3.0 runA\nq1 Q0 d2 2 abc runA\n");
+    auto res = plumb_eval("-m map " + q.string() + " " + bad.string(), true);
+    EXPECT_EQ(res.status, 1);
+    EXPECT_NE(res.out.find("bad.run:2"), std::string::npos) << res.out;
+    auto res2 = plumb_eval("-m nosuch " + q.string() + " " + bad.string(), true);
+    EXPECT_EQ(res2.status, 1);
+    EXPECT_NE(res2.out.find("unknown measure"), std::string::npos) << res2.out;
+    auto other = write("other.run", "zz Q0 d1 1 3.0 runA\n");
+    auto res3 = plumb_eval(q.string() + " " + other.string(), true);
+    EXPECT_EQ(res3.status, 1);
+    EXPECT_NE(res3.out.find("no queries with both"), std::string::npos) << res3.out;
+    auto res4 = plumb_eval(q.string(), true);
+    EXPECT_EQ(res4.status, 1);
+}

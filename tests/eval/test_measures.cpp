@@ -1,0 +1,318 @@
+// Measures checked against values computed by hand from trec_eval's definitions (the
+// arithmetic is in the comments; log2(3) = 1.5849625, log2(5) = 2.3219281).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "eval/evaluator.hpp"
+#include "eval/format.hpp"
+#include "eval/measures.hpp"
+#include "plugin/error.hpp"
+
+using namespace plumb;
+using namespace plumb::eval;
+
+namespace {
+
+// q1: binary grades. Relevant d1 d3 d4 (R = 3), judged non-relevant d2 d9 (N = 2).
+// q2: graded with a negative grade: e=3 a=2 b=1 c=0 d=-1.
+// q3: judged, nothing relevant.  q4: judged, absent from every run below.
+const char* kQrels =
+    "q1 0 d1 1\n"
+    "q1 0 d2 0\n"
+    "q1 0 d3 1\n"
+    "q1 0 d4 1\n"
+    "q1 0 d9 0\n"
+    "q2 0 a 2\n"
+    "q2 0 b 1\n"
+    "q2 0 c 0\n"
+    "q2 0 d -1\n"
+    "q2 0 e 3\n"
+    "q3 0 z 0\n"
+    "q4 0 w 1\n";
+
+RankedList list(const std::string& qid, std::vector<std::pair<std::string, float>> docs) {
+    RankedList l;
+    l.qid = qid;
+    for (auto& [id, s] : docs) {
+        Candidate c;
+        c.docid = id;
+        c.score = s;
+        l.candidates.push_back(c);
+    }
+    return l;
+}
+
+// q1 ranking: scores d1 5, d2 4, d5 3, d3 3, d6 1. d5 and d3 tie; trec_eval breaks ties by docid
+// descending, so d5 comes first: d1(R) d2(N) d5(unjudged) d3(R) d6(unjudged).
+// The candidates are given in a scrambled order: the evaluator must rank them itself.
+RankedList q1() {
+    return list("q1", {{"d3", 3.0f}, {"d6", 1.0f}, {"d1", 5.0f}, {"d5", 3.0f}, {"d2", 4.0f}});
+}
+// q2 ranking: d(-1 grade) a(2) x(unjudged) b(1) c(0).
+RankedList q2() {
+    return list("q2", {{"d", 0.9f}, {"a", 0.8f}, {"x", 0.7f}, {"b", 0.6f}, {"c", 0.5f}});
+}
+RankedList q3() { return list("q3", {{"z", 1.0f}, {"y", 0.5f}}); }
+// Not in the qrels: ignored.
+RankedList q9() { return list("q9", {{"d1", 1.0f}}); }
+
+std::shared_ptr<const Qrels> qrels() {
+    return std::make_shared<const Qrels>(Qrels::parse(kQrels, "test.qrels"));
+}
+
+double value(const Evaluator& ev, const RankedList& l, const std::string& name) {
+    auto v = ev.evaluate_query(l);
+    EXPECT_TRUE(v.has_value());
+    long c = ev.measures().column_index(name);
+    EXPECT_GE(c, 0) << name;
+    return (*v)[static_cast<std::size_t>(c)];
+}
+
+const std::vector<std::string> kAll = {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec",
+                                       "bpref", "recip_rank", "iprec_at_recall", "P.2,5,10",
+                                       "recall.5,10", "ndcg", "ndcg_cut.3,10", "map_cut.2,10",
+                                       "success.1,5", "mrr_cut.1,2,10", "judged.5,10"};
+
+}  // namespace
+
+TEST(Measures, BinaryQueryWithTiesAndUnjudged) {
+    Evaluator ev(qrels(), MeasureSet::parse(kAll));
+    auto r = q1();
+    EXPECT_EQ(value(ev, r, "num_ret"), 5);
+    EXPECT_EQ(value(ev, r, "num_rel"), 3);
+    EXPECT_EQ(value(ev, r, "num_rel_ret"), 2);
+    // AP: relevant at ranks 1 and 4: (1/1 + 2/4) / 3 = 0.5
+    EXPECT_DOUBLE_EQ(value(ev, r, "map"), 0.5);
+    // R = 3: top 3 = d1(R) d2 d5 -> 1/3
+    EXPECT_DOUBLE_EQ(value(ev, r, "Rprec"), 1.0 / 3);
+    // bpref: d1 rel before any non-relevant: +1; d2 non-rel (n=1); d5 skipped;
+    // d3 rel: 1 - min(1,3)/min(N=2,R=3) = 0.5. (1 + 0.5) / 3 = 0.5
+    EXPECT_DOUBLE_EQ(value(ev, r, "bpref"), 0.5);
+    EXPECT_DOUBLE_EQ(value(ev, r, "recip_rank"), 1.0);
+    EXPECT_DOUBLE_EQ(value(ev, r, "P_2"), 0.5);   // 1 of 2
+    EXPECT_DOUBLE_EQ(value(ev, r, "P_5"), 0.4);   // 2 of 5
+    EXPECT_DOUBLE_EQ(value(ev, r, "P_10"), 0.2);  // beyond the list: 2 / 10
+    EXPECT_DOUBLE_EQ(value(ev, r, "recall_5"), 2.0 / 3);
+    EXPECT_DOUBLE_EQ(value(ev, r, "recall_10"), 2.0 / 3);
+    // DCG = 1/log2(2) + 1/log2(5) = 1.4306766; IDCG = 1 + 1/log2(3) + 1/log2(4) = 2.1309298
+    EXPECT_NEAR(value(ev, r, "ndcg"), 0.6713860725, 1e-9);
+    // @3: DCG = 1; IDCG@3 = 2.1309298
+    EXPECT_NEAR(value(ev, r, "ndcg_cut_3"), 0.4692787260, 1e-9);
+    // @10 is beyond the list and beyond R: same as ndcg
+    EXPECT_NEAR(value(ev, r, "ndcg_cut_10"), 0.6713860725, 1e-9);
+    EXPECT_DOUBLE_EQ(value(ev, r, "map_cut_2"), 1.0 / 3);  // (1/1) / 3
+    EXPECT_DOUBLE_EQ(value(ev, r, "map_cut_10"), 0.5);
+    EXPECT_EQ(value(ev, r, "success_1"), 1.0);
+    EXPECT_EQ(value(ev, r, "mrr_cut_1"), 1.0);
+    // judged: d1 d2 d3 of the 5 are in the qrels: 3/5, and 3/10 at 10
+    EXPECT_DOUBLE_EQ(value(ev, r, "judged_5"), 0.6);
+    EXPECT_DOUBLE_EQ(value(ev, r, "judged_10"), 0.3);
+}
+
+TEST(Measures, InterpolatedPrecisionAtRecall) {
+    Evaluator ev(qrels(), MeasureSet::parse({"iprec_at_recall"}));
+    auto v = *ev.evaluate_query(q1());
+    // R = 3, recall level x needs lround(3x) relevant: 0,0,1,1,1,2,2,2,2,3,3 (0.5*3=1.5 -> 2).
+    // Precision after the 1st relevant (rank 1) = 1, after the 2nd (rank 4) = 0.5; the
+    // maximum precision at or after each point: levels needing <= 1 rel -> 1.0, needing 2 ->
+    // max(2/4, 2/5) = 0.5, needing 3 (never reached) -> 0.
+    const double expect[] = {1, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0, 0};
+    ASSERT_EQ(v.size(), 11u);
+    for (int i = 0; i < 11; ++i) EXPECT_DOUBLE_EQ(v[i], expect[i]) << i;
+    EXPECT_EQ(ev.measures().columns()[0].name, "iprec_at_recall_0.00");
+    EXPECT_EQ(ev.measures().columns()[10].name, "iprec_at_recall_1.00");
+}
+
+TEST(Measures, GradedWithNegativeGrade) {
+    Evaluator ev(qrels(), MeasureSet::parse(kAll));
+    auto r = q2();
+    // rels by rank: d=-1 (negative: never relevant, skipped by bpref), a=2, x unjudged, b=1, c=0
+    EXPECT_EQ(value(ev, r, "num_rel"), 3);  // a b e
+    // AP: relevant at ranks 2 and 4: (1/2 + 2/4) / 3 = 1/3
+    EXPECT_DOUBLE_EQ(value(ev, r, "map"), 1.0 / 3);
+    // bpref: N = 1 (c), R = 3: a +1, b +1 (no judged non-relevant above) -> 2/3
+    EXPECT_DOUBLE_EQ(value(ev, r, "bpref"), 2.0 / 3);
+    EXPECT_DOUBLE_EQ(value(ev, r, "recip_rank"), 0.5);
+    EXPECT_EQ(value(ev, r, "mrr_cut_1"), 0.0);
+    EXPECT_DOUBLE_EQ(value(ev, r, "mrr_cut_2"), 0.5);
+    // gain = grade: DCG = 2/log2(3) + 1/log2(5) = 1.6925361
+    // ideal 3,2,1: 3/1 + 2/log2(3) + 1/log2(4) = 4.7618595 -> 0.3554359516
+    EXPECT_NEAR(value(ev, r, "ndcg"), 0.3554359516, 1e-9);
+    // judged: d, a, b, c are in the qrels (d with a negative grade): 4/5
+    EXPECT_DOUBLE_EQ(value(ev, r, "judged_5"), 0.8);
+}
+
+TEST(Measures, RelevanceLevel) {
+    EvalOptions opt;
+    opt.relevance_level = 2;
+    Evaluator ev(qrels(), MeasureSet::parse(kAll), opt);
+    auto r = q2();
+    EXPECT_EQ(value(ev, r, "num_rel"), 2);  // a(2) e(3)
+    EXPECT_EQ(value(ev, r, "num_rel_ret"), 1);
+    // AP: a at rank 2: (1/2) / 2 = 0.25
+    EXPECT_DOUBLE_EQ(value(ev, r, "map"), 0.25);
+    // bpref: N = grades 0..1 = 2 (b, c), R = 2: a +1; b, c non-relevant after -> 1/2
+    EXPECT_DOUBLE_EQ(value(ev, r, "bpref"), 0.5);
+    EXPECT_DOUBLE_EQ(value(ev, r, "P_5"), 0.2);
+    // nDCG ignores the relevance level (trec_eval): unchanged
+    EXPECT_NEAR(value(ev, r, "ndcg"), 0.3554359516, 1e-9);
+}
+
+TEST(Measures, QueryWithoutRelevantDocuments) {
+    Evaluator ev(qrels(), MeasureSet::parse(kAll));
+    auto v = *ev.evaluate_query(q3());
+    const auto& cols = ev.measures().columns();
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        if (cols[i].name == "num_ret") {
+            EXPECT_EQ(v[i], 2);
+        } else if (cols[i].name.rfind("judged", 0) == 0) {
+            continue;  // z is judged
+        } else {
+            EXPECT_EQ(v[i], 0.0) << cols[i].name;  // no NaN from 0/0
+        }
+    }
+}
+
+TEST(Measures, EmptyRankedList) {
+    Evaluator ev(qrels(), MeasureSet::parse(kAll));
+    auto v = *ev.evaluate_query(list("q1", {}));
+    const auto& cols = ev.measures().columns();
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        if (cols[i].name == "num_rel") {
+            EXPECT_EQ(v[i], 3);
+        } else {
+            EXPECT_EQ(v[i], 0.0) << cols[i].name;
+        }
+    }
+}
+
+TEST(Measures, MaxDocsPerQuery) {
+    EvalOptions opt;
+    opt.max_docs_per_query = 2;  // -M 2: only d1(R) d2(N) remain
+    Evaluator ev(qrels(), MeasureSet::parse(kAll), opt);
+    auto r = q1();
+    EXPECT_EQ(value(ev, r, "num_ret"), 2);
+    EXPECT_DOUBLE_EQ(value(ev, r, "map"), 1.0 / 3);  // (1/1) / 3
+    EXPECT_DOUBLE_EQ(value(ev, r, "P_5"), 0.2);      // 1 / 5
+}
+
+TEST(Measures, JudgedDocsOnly) {
+    EvalOptions opt;
+    opt.judged_docs_only = true;  // -J: d1(R) d2(N) d3(R)
+    Evaluator ev(qrels(), MeasureSet::parse(kAll), opt);
+    auto r = q1();
+    EXPECT_EQ(value(ev, r, "num_ret"), 3);
+    EXPECT_DOUBLE_EQ(value(ev, r, "map"), (1.0 + 2.0 / 3) / 3);  // ranks 1 and 3
+}
+
+TEST(Evaluator, SummaryOverQueriesInBoth) {
+    Evaluator ev(qrels(), MeasureSet::parse({"official", "ndcg"}));
+    auto res = ev.evaluate({q2(), q9(), q1(), q3()});
+    // q9 is not in the qrels, q4 not in the run: q1 q2 q3 evaluated, in qid order
+    ASSERT_EQ(res.queries.size(), 3u);
+    EXPECT_EQ(res.queries[0].qid, "q1");
+    EXPECT_EQ(res.queries[2].qid, "q3");
+    EXPECT_EQ(res.summary_value("num_q"), 3);
+    EXPECT_EQ(res.summary_value("num_ret"), 12);     // 5 + 5 + 2
+    EXPECT_EQ(res.summary_value("num_rel"), 6);      // 3 + 3 + 0
+    EXPECT_EQ(res.summary_value("num_rel_ret"), 4);  // 2 + 2 + 0
+    // map: (0.5 + 1/3 + 0) / 3
+    EXPECT_NEAR(res.summary_value("map"), 0.2777777778, 1e-9);
+    // gm_map: exp((ln 0.5 + ln(1/3) + ln(1e-5)) / 3)
+    EXPECT_NEAR(res.summary_value("gm_map"), 0.0118563110, 1e-9);
+    // ndcg: (0.6713860725 + 0.3554359516 + 0) / 3
+    EXPECT_NEAR(res.summary_value("ndcg"), 0.3422740080, 1e-9);
+    auto maps = res.column_values("map");
+    ASSERT_EQ(maps.size(), 3u);
+    EXPECT_DOUBLE_EQ(maps[0], 0.5);
+    EXPECT_THROW(res.column_values("ndcg_cut_10"), InvalidArgument);
+}
+
+TEST(Evaluator, CompleteAveragesOverAllQrelsQueries) {
+    EvalOptions opt;
+    opt.complete = true;  // -c
+    Evaluator ev(qrels(), MeasureSet::parse({"num_q", "num_ret", "num_rel", "map", "P.5"}), opt);
+    auto res = ev.evaluate({q1(), q2(), q3()});
+    ASSERT_EQ(res.queries.size(), 4u);
+    const QueryValues* q4 = res.query("q4");
+    ASSERT_NE(q4, nullptr);
+    EXPECT_TRUE(q4->missing);
+    EXPECT_EQ(res.summary_value("num_q"), 4);
+    EXPECT_EQ(res.summary_value("num_ret"), 12);  // the missing query retrieved nothing
+    EXPECT_EQ(res.summary_value("num_rel"), 7);   // but its relevant document counts
+    // map: (0.5 + 1/3 + 0 + 0) / 4
+    EXPECT_NEAR(res.summary_value("map"), 0.2083333333, 1e-9);
+    // P_5: (0.4 + 0.4 + 0 + 0) / 4 (q2: a and b in the top 5)
+    EXPECT_NEAR(res.summary_value("P_5"), 0.2, 1e-12);
+}
+
+TEST(Evaluator, DuplicateDocidInListIsAnError) {
+    Evaluator ev(qrels(), MeasureSet::parse({"map"}));
+    EXPECT_THROW(ev.evaluate_query(list("q1", {{"d1", 1.0f}, {"d1", 0.5f}})), InvalidArgument);
+    EXPECT_THROW(ev.evaluate({q1(), q1()}), InvalidArgument);
+}
+
+TEST(MeasureSet, ParsesTrecEvalSpecs) {
+    auto m = MeasureSet::parse({"P.10,5", "map", "num_q"});
+    // registry order, not command-line order; cutoffs sorted
+    ASSERT_EQ(m.columns().size(), 4u);
+    EXPECT_EQ(m.columns()[0].name, "num_q");
+    EXPECT_EQ(m.columns()[1].name, "map");
+    EXPECT_EQ(m.columns()[2].name, "P_5");
+    EXPECT_EQ(m.columns()[3].name, "P_10");
+    // default cutoffs
+    auto d = MeasureSet::parse({"P", "success"});
+    EXPECT_EQ(d.columns().size(), 9u + 3u);
+    EXPECT_EQ(d.columns()[8].name, "P_1000");
+    EXPECT_EQ(d.columns()[9].name, "success_1");
+    // first parameter list wins
+    auto f = MeasureSet::parse({"P.5", "P.10"});
+    ASSERT_EQ(f.columns().size(), 1u);
+    EXPECT_EQ(f.columns()[0].name, "P_5");
+    // official
+    auto o = MeasureSet::official();
+    EXPECT_TRUE(o.has_runid());
+    EXPECT_EQ(o.columns().front().name, "num_q");
+    EXPECT_EQ(o.columns().back().name, "P_1000");
+
+    EXPECT_THROW(MeasureSet::parse({"nosuch"}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"P."}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"P.0"}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"P.5,5"}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"P.x"}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"ndcg.1=3"}), ConfigError);
+}
+
+TEST(Format, TrecEvalText) {
+    Evaluator ev(qrels(), MeasureSet::parse({"runid", "num_q", "num_ret", "map", "P.5"}));
+    auto res = ev.evaluate({q1()});
+    res.run_id = "myrun";
+    FormatOptions o;
+    o.per_query = true;
+    // "%-22s\t%s\t%6.4f" / "%ld"; per-query lines skip runid and num_q.
+    const std::string expected =
+        "num_ret               \tq1\t5\n"
+        "map                   \tq1\t0.5000\n"
+        "P_5                   \tq1\t0.4000\n"
+        "runid                 \tall\tmyrun\n"
+        "num_q                 \tall\t1\n"
+        "num_ret               \tall\t5\n"
+        "map                   \tall\t0.5000\n"
+        "P_5                   \tall\t0.4000\n";
+    EXPECT_EQ(format_result(res, OutputFormat::Text, o), expected);
+    o.summary = false;
+    EXPECT_EQ(format_result(res, OutputFormat::Text, o),
+              "num_ret               \tq1\t5\n"
+              "map                   \tq1\t0.5000\n"
+              "P_5                   \tq1\t0.4000\n");
+    o.per_query = false;
+    o.summary = true;
+    EXPECT_EQ(format_result(res, OutputFormat::Csv, o),
+              "measure,qid,value\nrunid,all,myrun\nnum_q,all,1\nnum_ret,all,5\n"
+              "map,all,0.5\nP_5,all,0.4\n");
+    auto json = format_result(res, OutputFormat::Json, o);
+    EXPECT_NE(json.find("\"map\": 0.5"), std::string::npos) << json;
+    EXPECT_THROW(parse_output_format("xml"), ConfigError);
+}

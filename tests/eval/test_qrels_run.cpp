@@ -1,0 +1,228 @@
+// Qrels and run readers: formats, streaming by query, unsorted runs, and bad input naming
+// file and line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "eval/evaluator.hpp"
+#include "eval/qrels.hpp"
+#include "eval/run.hpp"
+#include "plugin/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace plumb;
+using namespace plumb::eval;
+
+namespace {
+
+fs::path temp_file(const std::string& name, const std::string& content) {
+    auto dir = fs::temp_directory_path() / ("plumb_eval_qr_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto p = dir / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+}
+
+/// Runs `f`, expects a ParseError, returns it.
+template <class F>
+ParseError expect_parse_error(F f) {
+    try {
+        f();
+    } catch (const ParseError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no ParseError";
+    return ParseError("", 0, "");
+}
+
+}  // namespace
+
+TEST(Qrels, LoadsGradesCommentsAndCrlf) {
+    auto p = temp_file("a.qrels",
+                       "# comment\n"
+                       "q1 0 d1 2\r\n"
+                       "\n"
+                       "q1\t0\td2\t0\n"
+                       "q1 Q0 d3 -1\n"
+                       "10 0 x +1\n"
+                       "2 0 y 1\n");
+    Qrels q = Qrels::load(p);
+    EXPECT_EQ(q.num_queries(), 3u);
+    EXPECT_EQ(q.num_judgements(), 5u);
+    const QueryQrels* q1 = q.find("q1");
+    ASSERT_NE(q1, nullptr);
+    EXPECT_EQ(*q1->find("d1"), 2);
+    EXPECT_EQ(*q1->find("d2"), 0);
+    EXPECT_EQ(*q1->find("d3"), -1);
+    EXPECT_EQ(q1->find("d4"), nullptr);
+    // levels 0..2: one at 0, none at 1, one at 2; the negative grade is not a level
+    EXPECT_EQ(q1->level_counts(), (std::vector<long>{1, 0, 1}));
+    EXPECT_EQ(q1->num_rel(1), 1);
+    EXPECT_EQ(q1->num_rel(0), 2);
+    EXPECT_EQ(*q.find("10")->find("x"), 1);
+    // trec_eval's order is strcmp order: "10" < "2" < "q1"
+    EXPECT_EQ(q.qids(), (std::vector<std::string>{"10", "2", "q1"}));
+    EXPECT_EQ(q.find("nope"), nullptr);
+}
+
+TEST(Qrels, ManyJudgementsLookup) {
+    Qrels q;
+    for (int i = 0; i < 5000; ++i) q.add("q", "doc" + std::to_string(i), i % 3);
+    const QueryQrels* qq = q.find("q");
+    for (int i = 0; i < 5000; ++i) {
+        const long* g = qq->find("doc" + std::to_string(i));
+        ASSERT_NE(g, nullptr);
+        EXPECT_EQ(*g, i % 3);
+    }
+    EXPECT_EQ(qq->find("doc5000"), nullptr);
+    EXPECT_EQ(qq->judgements().size(), 5000u);
+    EXPECT_EQ(qq->judgements()[1234].first, "doc1234");
+}
+
+TEST(Qrels, BadInputNamesFileAndLine) {
+    auto e1 = expect_parse_error(
+        [] { Qrels::load(temp_file("b1.qrels", "q1 0 d1 1\nq1 0 d2\n")); });
+    EXPECT_EQ(e1.line(), 2u);
+    EXPECT_NE(std::string(e1.what()).find("b1.qrels:2"), std::string::npos) << e1.what();
+
+    auto e2 = expect_parse_error(
+        [] { Qrels::load(temp_file("b2.qrels", "q1 0 d1 1.5\n")); });
+    EXPECT_EQ(e2.line(), 1u);
+    EXPECT_NE(e2.message().find("not an integer"), std::string::npos);
+
+    auto e3 = expect_parse_error(
+        [] { Qrels::load(temp_file("b3.qrels", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n")); });
+    EXPECT_EQ(e3.line(), 3u);
+    EXPECT_NE(e3.message().find("duplicate"), std::string::npos);
+
+    auto e4 = expect_parse_error(
+        [] { Qrels::load(temp_file("b4.qrels", "q1 0 d1 1 extra\n")); });
+    EXPECT_EQ(e4.line(), 1u);
+
+    EXPECT_THROW(Qrels::load("/nonexistent/x.qrels"), IoError);
+}
+
+TEST(RunReader, StreamsBlocksByQuery) {
+    auto p = temp_file("a.run",
+                       "# header\n"
+                       "q1 Q0 d1 1 2.5 tagA\n"
+                       "q1 Q0 d2 2 1e-3 tagA extra fields ignored\n"
+                       "\n"
+                       "q2\tQ0\td9\t1\t-4\ttagB\r\n"
+                       "q3 Q0 d1 1 +7 tagC\n");
+    RunReader r(p);
+    RunQuery q;
+    ASSERT_TRUE(r.next(q));
+    EXPECT_EQ(q.qid, "q1");
+    ASSERT_EQ(q.docs.size(), 2u);
+    EXPECT_EQ(q.docid(q.docs[0]), "d1");
+    EXPECT_EQ(q.docs[0].score, 2.5);
+    EXPECT_EQ(q.docs[0].line, 2u);
+    EXPECT_EQ(q.docid(q.docs[1]), "d2");
+    EXPECT_EQ(q.docs[1].score, 1e-3);
+    ASSERT_TRUE(r.next(q));
+    EXPECT_EQ(q.qid, "q2");
+    EXPECT_EQ(q.docs[0].score, -4.0);
+    EXPECT_EQ(q.docs[0].line, 5u);
+    ASSERT_TRUE(r.next(q));
+    EXPECT_EQ(q.qid, "q3");
+    EXPECT_EQ(q.docs[0].score, 7.0);
+    EXPECT_FALSE(r.next(q));
+    EXPECT_EQ(r.run_id(), "tagC");  // trec_eval keeps the last line's tag
+}
+
+TEST(RunReader, BadInputNamesFileAndLine) {
+    auto e1 = expect_parse_error([] {
+        RunReader r(temp_file("b1.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n"));
+        RunQuery q;
+        while (r.next(q)) {
+        }
+    });
+    EXPECT_EQ(e1.line(), 2u);
+    EXPECT_NE(std::string(e1.what()).find("b1.run:2"), std::string::npos) << e1.what();
+
+    auto e2 = expect_parse_error([] {
+        RunReader r(temp_file("b2.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n"));
+        RunQuery q;
+        while (r.next(q)) {
+        }
+    });
+    EXPECT_EQ(e2.line(), 2u);
+    EXPECT_NE(e2.message().find("not a number"), std::string::npos);
+
+    auto e3 = expect_parse_error([] {
+        RunReader r(temp_file("b3.run", "q1 Q0 d1 1 nan t\n"));
+        RunQuery q;
+        r.next(q);
+    });
+    EXPECT_EQ(e3.line(), 1u);
+}
+
+TEST(Evaluator, DuplicateRunLineIsAParseError) {
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse("q1 0 d1 1\n"));
+    Evaluator ev(qrels, MeasureSet::parse({"map"}));
+    auto run = temp_file("dup.run",
+                         "q1 Q0 d1 1 3 t\n"
+                         "q1 Q0 d2 2 2 t\n"
+                         "q1 Q0 d1 3 1 t\n");
+    auto e = expect_parse_error([&] { ev.evaluate_run(run); });
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(e.message().find("duplicate document 'd1'"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("line 1"), std::string::npos) << e.what();
+    // also when the duplicate is split across blocks of an unsorted run
+    auto run2 = temp_file("dup2.run",
+                          "q1 Q0 d1 1 3 t\n"
+                          "q2 Q0 d2 1 2 t\n"
+                          "q1 Q0 d1 2 1 t\n");
+    auto e2 = expect_parse_error([&] { ev.evaluate_run(run2); });
+    EXPECT_EQ(e2.line(), 3u);
+}
+
+TEST(Evaluator, UnsortedRunGivesTheSameValues) {
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse(
+        "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\nq2 0 y 1\n"));
+    Evaluator ev(qrels, MeasureSet::parse({"num_ret", "map", "ndcg_cut.3", "P.2"}));
+    auto sorted = temp_file("sorted.run",
+                            "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n"
+                            "q2 Q0 z 1 9 t\nq2 Q0 y 2 8 t\n");
+    auto unsorted = temp_file("unsorted.run",
+                              "q2 Q0 y 2 8 t\nq1 Q0 c 3 1 t\nq1 Q0 a 1 3 t\n"
+                              "q2 Q0 z 1 9 t\nq1 Q0 b 2 2 t\n");
+    auto a = ev.evaluate_run(sorted);
+    auto b = ev.evaluate_run(unsorted);
+    ASSERT_EQ(a.queries.size(), 2u);
+    ASSERT_EQ(b.queries.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(a.queries[i].qid, b.queries[i].qid);
+        EXPECT_EQ(a.queries[i].values, b.queries[i].values);
+    }
+    // q1: a(1) b(0) c(2): AP = (1/1 + 2/3) / 2 = 0.8333; q2: z y(1): AP = (1/2) / 2 = 0.25
+    EXPECT_NEAR(a.summary_value("map"), (5.0 / 6 + 0.25) / 2, 1e-12);
+    EXPECT_EQ(a.summary_value("num_ret"), 5);
+    // the same lists evaluated in memory give the same values
+    auto whole = read_run(unsorted);
+    EXPECT_EQ(whole.queries.size(), 2u);
+    EXPECT_EQ(whole.queries[0].qid, "q2");
+    EXPECT_EQ(whole.queries[0].docs.size(), 2u);
+    auto c = ev.evaluate_run(whole);
+    EXPECT_EQ(c.queries[0].values, a.queries[0].values);
+}
+
+TEST(Evaluator, RankColumnIgnoredScoresDecide) {
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse("q1 0 r 1\n"));
+    Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
+    // rank column says r is first, but its score is the lowest; ties at 5 are broken by docid
+    // descending (n2 before n1), so r is third.
+    auto run = temp_file("rank.run", "q1 Q0 r 1 1 t\nq1 Q0 n1 2 5 t\nq1 Q0 n2 3 5 t\n");
+    EXPECT_NEAR(ev.evaluate_run(run).summary_value("recip_rank"), 1.0 / 3, 1e-12);
+}
+
+TEST(Evaluator, TiesBreakByDocidDescendingBytewise) {
+    // Equal scores: "b" > "a" > "B" byte-wise, so the order is b, a, B.
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse("q 0 a 1\n"));
+    Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
+    auto run = temp_file("ties.run", "q Q0 a 1 1 t\nq Q0 B 2 1 t\nq Q0 b 3 1 t\n");
+    EXPECT_DOUBLE_EQ(ev.evaluate_run(run).summary_value("recip_rank"), 0.5);
+}
