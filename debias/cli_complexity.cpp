@@ -1,0 +1,271 @@
+// `plumb debias complexity`: linguistic complexity of queries (paper 003) and, given qrels and a
+// run, the EqualizeIR evaluation (μ, σ, c_v of a per-query measure, overall and per bucket).
+// `plumb debias mats`: ATS curve and MATS of a TK model's contextualized passage vectors
+// (paper 000, Eq. 8-9).
+// Registered after `plumb debias` (name order) and added to it as subcommands.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "debias/complexity.hpp"
+#include "debias/mats.hpp"
+#include "debias/plot.hpp"
+#include "eval/distribution.hpp"
+#include "eval/evaluator.hpp"
+#include "index/corpus.hpp"
+#include "plugin/cli/command.hpp"
+#include "plugin/cli/progress_bar.hpp"
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+#include "rerank/tk_model.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+CLI::App& debias_app(CLI::App& app) {
+    try {
+        return *app.get_subcommand("debias");
+    } catch (const CLI::OptionNotFound&) {
+        auto* d = app.add_subcommand("debias", "Audits and transformations of retrieval data");
+        d->require_subcommand(1);
+        return *d;
+    }
+}
+
+json stats_json(const plumb::eval::DistributionStats& s) {
+    json j = {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}};
+    j["cv"] = s.cv ? json(*s.cv) : json(nullptr);
+    return j;
+}
+
+std::string cv_text(const plumb::eval::DistributionStats& s) {
+    return s.cv ? fmt::format("{:.4f}", *s.cv) : "-";
+}
+
+struct ComplexityArgs {
+    std::string topics, output, wordnet = "/usr/share/wordnet", qrels, run;
+    std::string measure = "ndcg_cut.10";
+    std::size_t buckets = 3;
+    bool quiet = false;
+};
+
+void run_complexity(const ComplexityArgs& a) {
+    auto queries = plumb::index::read_topics(a.topics);
+    plumb::debias::ComplexityOptions opt;
+    opt.buckets = a.buckets;
+    plumb::debias::ComplexityAnalyzer analyzer(a.wordnet, opt);
+    std::vector<plumb::debias::QueryComplexity> rows;
+    {
+        plumb::cli::ProgressBar bar("complexity", "queries", !a.quiet);
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+            rows.push_back(analyzer.analyze(queries[i]));
+            bar.update(i + 1, queries.size());
+        }
+    }
+    plumb::debias::finalize_complexity(rows, a.buckets);
+    plumb::debias::write_complexity_tsv(a.output + ".tsv", rows);
+
+    std::vector<std::string> bucket_names;
+    for (const auto& r : rows) {
+        if (std::find(bucket_names.begin(), bucket_names.end(), r.bucket) == bucket_names.end()) {
+            bucket_names.push_back(r.bucket);
+        }
+    }
+    std::sort(bucket_names.begin(), bucket_names.end(), [](const auto& x, const auto& y) {
+        auto rank = [](const std::string& s) {
+            return s == "easy" ? 0 : s == "medium" ? 1 : s == "hard" ? 2 : 3;
+        };
+        return std::make_pair(rank(x), x) < std::make_pair(rank(y), y);
+    });
+    json report;
+    report["queries"] = rows.size();
+    std::size_t unparsed = 0;
+    for (const auto& r : rows) unparsed += r.counts.parsed ? 0 : 1;
+    report["unparsed_queries"] = unparsed;
+    std::string text = fmt::format("linguistic complexity of {} queries ({} without a full parse)\n",
+                                   rows.size(), unparsed);
+    text += fmt::format("{:<8} {:>6} {:>12}\n", "bucket", "n", "mean score");
+    for (const auto& b : bucket_names) {
+        std::vector<double> s;
+        for (const auto& r : rows) {
+            if (r.bucket == b) s.push_back(r.score);
+        }
+        auto st = plumb::eval::describe(s);
+        report["buckets"][b]["complexity"] = stats_json(st);
+        text += fmt::format("{:<8} {:>6} {:>12.4f}\n", b, st.n, st.mean);
+    }
+
+    if (!a.qrels.empty()) {
+        if (a.run.empty()) throw plumb::InvalidArgument("debias complexity: --qrels needs --run");
+        auto result = plumb::eval::evaluate_files(a.qrels, a.run, {a.measure});
+        if (result.columns.size() != 1) {
+            throw plumb::InvalidArgument("debias complexity: -m must name one measure with one "
+                                         "cutoff, got '" + a.measure + "'");
+        }
+        const std::string column = result.columns[0].name;
+        std::map<std::string, std::string> bucket_of;
+        for (const auto& r : rows) bucket_of[r.qid] = r.bucket;
+        std::vector<double> all;
+        std::map<std::string, std::vector<double>> per;
+        for (const auto& q : result.queries) {
+            auto it = bucket_of.find(q.qid);
+            if (it == bucket_of.end()) continue;  // evaluated query not in the topics file
+            all.push_back(q.values[0]);
+            per[it->second].push_back(q.values[0]);
+        }
+        auto overall = plumb::eval::describe(all);
+        report["measure"] = column;
+        report["overall"] = stats_json(overall);
+        text += fmt::format("\n{} by complexity bucket (EqualizeIR: mu up, sigma and c_v down)\n",
+                            column);
+        text += fmt::format("{:<8} {:>6} {:>8} {:>8} {:>8}\n", "bucket", "n", "mu", "sigma", "c_v");
+        text += fmt::format("{:<8} {:>6} {:>8.4f} {:>8.4f} {:>8}\n", "all", overall.n,
+                            overall.mean, overall.sd, cv_text(overall));
+        plumb::debias::BarChart chart;
+        chart.title = column + " by query complexity";
+        chart.x_label = "complexity bucket";
+        chart.y_label = column;
+        plumb::debias::PlotSeries series;
+        series.name = column;
+        for (const auto& b : bucket_names) {
+            auto st = plumb::eval::describe(per[b]);
+            report["buckets"][b]["measure"] = stats_json(st);
+            text += fmt::format("{:<8} {:>6} {:>8.4f} {:>8.4f} {:>8}\n", b, st.n, st.mean, st.sd,
+                                cv_text(st));
+            chart.categories.push_back(b);
+            series.values.push_back(st.mean);
+            series.sd.push_back(st.sd);
+        }
+        chart.series.push_back(series);
+        plumb::debias::write_bar_chart(chart, a.output + "." + column);
+    }
+    plumb::AtomicFile jf(a.output + ".json");
+    jf.write(report.dump(2) + "\n");
+    jf.commit();
+    plumb::AtomicFile tf(a.output + ".txt");
+    tf.write(text);
+    tf.commit();
+    std::fputs(text.c_str(), stdout);
+}
+
+struct MatsArgs {
+    std::string model, corpus, output, format;
+    std::size_t sample = 2000, max_delta = 0, max_pairs = 200, batch = 64;
+    std::uint64_t seed = 42;
+    bool quiet = false;
+};
+
+void run_mats(const MatsArgs& a) {
+    auto model = plumb::rerank::TkModel::load(a.model);
+    plumb::index::CorpusReaderOptions ro;
+    ro.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
+                                 : plumb::index::parse_corpus_format(a.format);
+    plumb::index::CorpusReader reader(a.corpus, ro);
+    std::vector<std::string> texts;
+    plumb::index::Document doc;
+    while (texts.size() < a.sample && reader.next(doc)) {
+        texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+    }
+    std::vector<plumb::debias::PassageTermVectors> passages;
+    std::size_t dim = 0;
+    {
+        plumb::cli::ProgressBar bar("contextualize", "passages", !a.quiet);
+        for (std::size_t start = 0; start < texts.size(); start += a.batch) {
+            std::vector<std::string_view> views;
+            for (std::size_t i = start; i < std::min(texts.size(), start + a.batch); ++i) {
+                views.push_back(texts[i]);
+            }
+            for (auto& tv : model.passage_vectors(views, a.batch)) {
+                dim = static_cast<std::size_t>(tv.dim);
+                plumb::debias::PassageTermVectors p;
+                p.terms = std::move(tv.terms);
+                for (auto pos : tv.positions) p.positions.push_back(static_cast<std::uint32_t>(pos));
+                p.vectors = std::move(tv.values);
+                passages.push_back(std::move(p));
+            }
+            bar.update(std::min(texts.size(), start + a.batch), texts.size());
+        }
+    }
+    if (passages.empty() || dim == 0) {
+        throw plumb::InvalidArgument("debias mats: no passage vectors (empty corpus?)");
+    }
+    plumb::debias::AtsOptions o;
+    o.max_delta = a.max_delta;
+    o.max_pairs = a.max_pairs;
+    o.seed = a.seed;
+    auto curve = plumb::debias::compute_ats(passages, dim, o);
+    json report = {{"passages", passages.size()}, {"max_delta", curve.ats.size() - 1},
+                   {"mats", std::isnan(curve.mats) ? json(nullptr) : json(curve.mats)}};
+    std::string tsv = "delta\tats\tsd\tterms\n";
+    plumb::debias::LineChart chart;
+    chart.title = "ATS by positional distance (MATS " + fmt::format("{:.4f}", curve.mats) + ")";
+    chart.x_label = "positional distance (delta a)";
+    chart.y_label = "average term similarity";
+    plumb::debias::PlotSeries s;
+    s.name = "ATS";
+    for (std::size_t d = 0; d < curve.ats.size(); ++d) {
+        tsv += fmt::format("{}\t{:.6f}\t{:.6f}\t{}\n", d, curve.ats[d], curve.sd[d], curve.terms[d]);
+        if (std::isnan(curve.ats[d])) continue;
+        chart.x.push_back(static_cast<double>(d));
+        s.values.push_back(curve.ats[d]);
+        s.sd.push_back(curve.sd[d]);
+    }
+    chart.series.push_back(s);
+    plumb::AtomicFile tf(a.output + ".tsv");
+    tf.write(tsv);
+    tf.commit();
+    plumb::AtomicFile jf(a.output + ".json");
+    jf.write(report.dump(2) + "\n");
+    jf.commit();
+    plumb::debias::write_line_chart(chart, a.output);
+    std::printf("passages %zu  max delta %zu  MATS %.4f\n", passages.size(), curve.ats.size() - 1,
+                curve.mats);
+}
+
+const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& app) {
+    auto& d = debias_app(app);
+    auto a = std::make_shared<ComplexityArgs>();
+    auto* c = d.add_subcommand("complexity",
+                               "Linguistic complexity of queries (Lu's lexical and syntactic "
+                               "indices), buckets, and a measure's mu/sigma/c_v per bucket");
+    c->add_option("--topics", a->topics, "Topics file (TSV qid<TAB>query or BEIR queries.jsonl)")
+        ->required();
+    c->add_option("--output,-o", a->output,
+                  "Output prefix: PREFIX.tsv (per query), .json, .txt, and with --run a plot "
+                  "PREFIX.<measure>.png/.svg")
+        ->required();
+    c->add_option("--buckets", a->buckets, "Quantile buckets (3 = easy/medium/hard)")
+        ->capture_default_str();
+    c->add_option("--wordnet", a->wordnet, "WordNet dictionary folder")->capture_default_str();
+    c->add_option("--qrels", a->qrels, "Qrels for the per-bucket evaluation");
+    c->add_option("--run", a->run, "Run to evaluate per bucket");
+    c->add_option("-m,--measure", a->measure, "trec_eval measure with one cutoff")
+        ->capture_default_str();
+    c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+    c->callback([a] { run_complexity(*a); });
+
+    auto m = std::make_shared<MatsArgs>();
+    auto* t = d.add_subcommand("mats",
+                               "ATS per positional distance and MATS of a TK model's "
+                               "contextualized passage vectors (position bias, paper 000)");
+    t->add_option("--model", m->model, "TK model folder (plumb tk-init / plumb train)")->required();
+    t->add_option("--corpus", m->corpus, "Passages (TSV or BEIR JSONL)")->required();
+    t->add_option("--format", m->format, "tsv | jsonl (default: by extension)");
+    t->add_option("--output,-o", m->output, "Output prefix: PREFIX.tsv, .json, .png, .svg")
+        ->required();
+    t->add_option("--sample", m->sample, "Passages used (the first N)")->capture_default_str();
+    t->add_option("--max-delta", m->max_delta, "Largest delta a (0: largest with a pair)")
+        ->capture_default_str();
+    t->add_option("--max-pairs", m->max_pairs, "Sampled pairs per term and delta")
+        ->capture_default_str();
+    t->add_option("--seed", m->seed, "Sampling seed")->capture_default_str();
+    t->add_option("--batch", m->batch, "Contextualization batch size")->capture_default_str();
+    t->add_flag("--quiet,-q", m->quiet, "No progress bar");
+    t->callback([m] { run_mats(*m); });
+}};
+
+}  // namespace
