@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "index/detail/index_data.hpp"
+
+#include <lucene++/SegmentTermEnum.h>
 #include "index/rm3.hpp"
 #include "plugin/error.hpp"
 
@@ -75,6 +77,7 @@ private:
 /// Postings cursor over a Lucene++ SegmentTermDocs with bulk reads.
 struct Cursor {
     Lucene::SegmentTermDocsPtr td;
+    Lucene::TermInfoPtr ti;
     Lucene::Collection<int32_t> docs = Lucene::Collection<int32_t>::newInstance(kBlock);
     Lucene::Collection<int32_t> freqs = Lucene::Collection<int32_t>::newInstance(kBlock);
     int32_t* dp = &*docs.begin();  // raw views (the collections never reallocate)
@@ -83,10 +86,18 @@ struct Cursor {
     std::uint32_t doc = kEnd;
     std::uint32_t tf = 0;
 
-    void open(const TermEntry& e, const Lucene::TermPtr& field_term) {
-        auto ti = Lucene::newLucene<Lucene::TermInfo>(e.df, e.freq_ptr, e.prox_ptr);
+    /// Positions td at the postings of `e`. TermInfo's constructors are not exported by
+    /// Lucene++, so each cursor owns one TermInfo obtained from a term enumeration and
+    /// overwrites its public fields.
+    void seek(const TermEntry& e, const Lucene::TermPtr& field_term) {
+        ti->docFreq = e.df;
+        ti->freqPointer = e.freq_ptr;
+        ti->proxPointer = e.prox_ptr;
         ti->skipOffset = e.skip_offset;
         td->seek(ti, field_term);
+    }
+    void open(const TermEntry& e, const Lucene::TermPtr& field_term) {
+        seek(e, field_term);
         len = 0;
         pos = 0;
         fill();
@@ -199,12 +210,18 @@ struct Bm25Searcher::Impl {
         while (ws.cursors.size() <= i) {
             auto c = std::make_unique<Cursor>();
             Lucene::TermDocsPtr td;
+            Lucene::TermEnumPtr te;
             {
                 std::lock_guard lock(mu);
                 td = d.segment->termDocs();
+                te = d.segment->terms();
             }
             c->td = boost::dynamic_pointer_cast<Lucene::SegmentTermDocs>(td);
-            if (!c->td) throw IndexError("internal: unexpected Lucene++ TermDocs type");
+            auto ste = boost::dynamic_pointer_cast<Lucene::SegmentTermEnum>(te);
+            if (!c->td || !ste) throw IndexError("internal: unexpected Lucene++ reader types");
+            c->ti = ste->termInfo();
+            te->close();
+            if (!c->ti) throw IndexError("internal: no Lucene++ TermInfo");
             ws.cursors.push_back(std::move(c));
         }
         return *ws.cursors[i];
@@ -225,10 +242,7 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
     const float* nm = norm.data();
     for (std::size_t i = 0; i < q.size(); ++i) {
         Cursor& c = cursor(ws, i);
-        auto ti = Lucene::newLucene<Lucene::TermInfo>(q[i].entry->df, q[i].entry->freq_ptr,
-                                                      q[i].entry->prox_ptr);
-        ti->skipOffset = q[i].entry->skip_offset;
-        c.td->seek(ti, d.body_term);
+        c.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
         while (true) {
             int32_t n = c.td->read(c.docs, c.freqs);

@@ -1,0 +1,378 @@
+// Index building, crash safety, analysis checks, pruning equivalence and concurrent search.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "bm25_test_util.hpp"
+#include "index/bm25_searcher.hpp"
+#include "index/generator.hpp"
+#include "index/index_builder.hpp"
+#include "index/rm3.hpp"
+#include "plugin/error.hpp"
+
+namespace pi = plumb::index;
+namespace fs = std::filesystem;
+using plumb_test::TempDir;
+using plumb_test::write_file;
+
+namespace {
+
+std::string numbered_corpus(int n, const std::string& word) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += "doc" + std::to_string(i) + "\t" + word + " text\n";
+    return s;
+}
+
+std::vector<fs::path> leftovers(const fs::path& parent) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(parent)) {
+        if (e.path().filename().string().find(".tmp-") != std::string::npos) {
+            out.push_back(e.path());
+        }
+    }
+    return out;
+}
+
+/// A generated corpus indexed once for the equivalence and concurrency tests.
+class GeneratedIndex : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir = new TempDir("gen");
+        pi::GeneratorConfig c;
+        c.passages = 4000;
+        c.queries = 60;
+        c.vocab = 3000;
+        c.seed = 7;
+        auto col = pi::CorpusGenerator(c).write(dir->path / "col");
+        topics = new std::vector<plumb::Query>(pi::read_topics(col.topics));
+        corpus = col.corpus;
+        pi::IndexBuildOptions o;
+        o.threads = 2;
+        pi::build_index(col.corpus, dir->path / "idx", o);
+        searcher = pi::Bm25Searcher::open(dir->path / "idx");
+    }
+    static void TearDownTestSuite() {
+        searcher.reset();
+        delete topics;
+        delete dir;
+    }
+    static TempDir* dir;
+    static std::vector<plumb::Query>* topics;
+    static fs::path corpus;
+    static std::shared_ptr<const pi::Bm25Searcher> searcher;
+};
+TempDir* GeneratedIndex::dir = nullptr;
+std::vector<plumb::Query>* GeneratedIndex::topics = nullptr;
+fs::path GeneratedIndex::corpus;
+std::shared_ptr<const pi::Bm25Searcher> GeneratedIndex::searcher;
+
+void expect_same(const std::vector<pi::Hit>& a, const std::vector<pi::Hit>& b,
+                 const std::string& what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].doc, b[i].doc) << what << " rank " << i;
+        ASSERT_EQ(a[i].score, b[i].score) << what << " rank " << i;  // bit-identical
+    }
+}
+
+}  // namespace
+
+TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
+    pi::SearchOptions ex, ms;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    ms.algorithm = pi::SearchAlgorithm::MaxScore;
+    std::size_t nonempty = 0;
+    for (const auto& q : *topics) {
+        for (std::size_t k : {1, 3, 10, 100, 1000}) {
+            auto a = searcher->search(q.text, k, ex);
+            auto b = searcher->search(q.text, k, ms);
+            expect_same(a, b, q.id + " k=" + std::to_string(k));
+            if (!a.empty()) ++nonempty;
+        }
+    }
+    EXPECT_GT(nonempty, topics->size() * 4);
+}
+
+TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveWithOtherParamsAndWeights) {
+    pi::SearchOptions ex, ms;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    ms.algorithm = pi::SearchAlgorithm::MaxScore;
+    ex.bm25 = ms.bm25 = pi::Bm25Params{1.2f, 0.75f};
+    for (const auto& q : *topics) {
+        expect_same(searcher->search(q.text, 10, ex), searcher->search(q.text, 10, ms), q.id);
+        // Long weighted queries (RM3-like): several frequent and rare words.
+        auto terms = searcher->query_terms(q.text);
+        auto fb = searcher->search_terms(terms, 10, ex);
+        auto expanded = pi::rm3_expand(searcher->index(), terms, fb, {});
+        expect_same(searcher->search_terms(expanded, 20, ex),
+                    searcher->search_terms(expanded, 20, ms), q.id + " rm3");
+    }
+}
+
+TEST_F(GeneratedIndex, ExhaustiveMatchesNaiveReferenceScoring) {
+    // Independent reference: analyse every passage, score every document in double precision
+    // with the BM25 formula, rank by score then id.
+    const auto& idx = searcher->index();
+    const auto n = idx.size();
+    std::vector<std::map<std::string, int>> tf(n);
+    std::map<std::string, int> df;
+    double total = 0;
+    std::vector<double> len(n);
+    for (std::uint32_t d = 0; d < n; ++d) {
+        for (auto& t : idx.analyzer().analyze(idx.text_at(d))) tf[d][t]++;
+        double l = 0;
+        for (auto& [t, c] : tf[d]) {
+            df[t]++;
+            l += c;
+        }
+        len[d] = l;
+        total += l;
+    }
+    const double avgdl = total / static_cast<double>(n), k1 = 0.9, b = 0.4;
+    for (std::size_t qi = 0; qi < 15; ++qi) {
+        const auto& q = (*topics)[qi];
+        std::map<std::string, int> qtf;
+        for (auto& t : idx.analyzer().analyze(q.text)) qtf[t]++;
+        std::vector<std::pair<double, std::string>> ref;
+        for (std::uint32_t d = 0; d < n; ++d) {
+            double s = 0;
+            for (auto& [t, c] : qtf) {
+                auto it = tf[d].find(t);
+                if (it == tf[d].end()) continue;
+                double idf = std::log(1 + (n - df[t] + 0.5) / (df[t] + 0.5));
+                s += c * idf * it->second * (k1 + 1) /
+                     (it->second + k1 * (1 - b + b * len[d] / avgdl));
+            }
+            if (s > 0) ref.emplace_back(-s, std::string(idx.docid(d)));
+        }
+        std::sort(ref.begin(), ref.end());
+        pi::SearchOptions ex;
+        ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+        auto hits = searcher->search(q.text, 50, ex);
+        ASSERT_EQ(hits.size(), std::min<std::size_t>(50, ref.size()));
+        for (std::size_t i = 0; i < hits.size(); ++i) {
+            EXPECT_NEAR(hits[i].score, -ref[i].first, 1e-4 * -ref[i].first) << q.id << " " << i;
+            // Ids agree unless the reference has a near-tie at this rank.
+            bool near_tie = (i > 0 && std::abs(ref[i].first - ref[i - 1].first) < 1e-5) ||
+                            (i + 1 < ref.size() && std::abs(ref[i].first - ref[i + 1].first) < 1e-5);
+            if (!near_tie) {
+                EXPECT_EQ(idx.docid(hits[i].doc), ref[i].second) << q.id << " " << i;
+            }
+        }
+    }
+}
+
+TEST_F(GeneratedIndex, ConcurrentSearchGivesIdenticalResults) {
+    std::span<const plumb::Query> qs(*topics);
+    auto one = searcher->search_batch(qs, 100, {}, 1);
+    auto four = searcher->search_batch(qs, 100, {}, 4);
+    ASSERT_EQ(one.size(), four.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+        ASSERT_EQ(one[i].qid, four[i].qid);
+        ASSERT_EQ(one[i].candidates.size(), four[i].candidates.size());
+        for (std::size_t j = 0; j < one[i].candidates.size(); ++j) {
+            EXPECT_EQ(one[i].candidates[j].docid, four[i].candidates[j].docid);
+            EXPECT_EQ(one[i].candidates[j].score, four[i].candidates[j].score);
+        }
+    }
+    // Raw threads mixing algorithms, k and RM3 on the same searcher.
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            pi::SearchOptions o;
+            o.rm3 = (t % 2) == 1;
+            for (std::size_t i = 0; i < qs.size(); ++i) {
+                auto a = searcher->search(qs[i].text, t < 2 ? 10 : 1000, o);
+                auto b = searcher->search(qs[i].text, t < 2 ? 10 : 1000, o);
+                if (a.size() != b.size()) ++mismatches;
+                for (std::size_t j = 0; j < std::min(a.size(), b.size()); ++j) {
+                    if (a[j].doc != b[j].doc || a[j].score != b[j].score) ++mismatches;
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST_F(GeneratedIndex, Rm3ChangesTheQueryLikeAnserini) {
+    const auto& q = (*topics)[0];
+    auto terms = searcher->query_terms(q.text);
+    auto fb = searcher->search_terms(terms, 10, {});
+    ASSERT_FALSE(fb.empty());
+    auto expanded = pi::rm3_expand(searcher->index(), terms, fb, {});
+    // Weights: 0.5 * (original L1-normalised) + 0.5 * (relevance model L1-normalised): sum 1.
+    double sum = 0;
+    for (const auto& t : expanded) sum += t.weight;
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+    EXPECT_LE(expanded.size(), terms.size() + 10);
+    for (const auto& t : terms) {
+        bool found = false;
+        for (const auto& e : expanded) found |= e.term == t.term;
+        EXPECT_TRUE(found) << t.term;
+    }
+    pi::SearchOptions o;
+    o.rm3 = true;
+    auto hits = searcher->search(q.text, 1000, o);
+    EXPECT_FALSE(hits.empty());
+}
+
+TEST(IndexBuild, DuplicateIdIsAnErrorNamingFileAndLine) {
+    TempDir dir("dup");
+    auto c = write_file(dir / "c.tsv", "a\tone\nb\ttwo\na\tthree\n");
+    try {
+        pi::build_index(c, dir / "idx");
+        FAIL() << "expected ParseError";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 3u);
+        EXPECT_NE(std::string(e.what()).find("c.tsv:3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir / "idx"));
+    EXPECT_TRUE(leftovers(dir.path).empty());
+}
+
+TEST(IndexBuild, FailedRebuildKeepsThePreviousIndex) {
+    TempDir dir("keep");
+    pi::build_index(write_file(dir / "a.tsv", numbered_corpus(50, "alpha")), dir / "idx");
+    // A later build fails half-way (duplicate id at line 301).
+    auto bad = numbered_corpus(300, "beta") + "doc5\tbeta again\n";
+    EXPECT_THROW(pi::build_index(write_file(dir / "b.tsv", bad), dir / "idx"),
+                 plumb::ParseError);
+    auto s = pi::Bm25Searcher::open(dir / "idx");
+    EXPECT_EQ(s->index().size(), 50u);
+    EXPECT_EQ(s->search("alpha", 5).size(), 5u);
+    EXPECT_TRUE(s->search("beta", 5).empty());
+    EXPECT_TRUE(leftovers(dir.path).empty());
+    // A successful rebuild replaces it.
+    pi::build_index(write_file(dir / "c.tsv", numbered_corpus(70, "gamma")), dir / "idx");
+    auto s2 = pi::Bm25Searcher::open(dir / "idx");
+    EXPECT_EQ(s2->index().size(), 70u);
+    EXPECT_TRUE(leftovers(dir.path).empty());
+    // The already opened searcher keeps working on its files.
+    EXPECT_EQ(s->search("alpha", 5).size(), 5u);
+}
+
+TEST(IndexBuild, CancelledBuildLeavesNothing) {
+    TempDir dir("cancel");
+    pi::build_index(write_file(dir / "a.tsv", numbered_corpus(20, "alpha")), dir / "idx");
+    std::string big;
+    for (int i = 0; i < 30000; ++i) big += "n" + std::to_string(i) + "\tsome words here\n";
+    plumb::CancelToken cancel;
+    cancel.request();
+    EXPECT_THROW(pi::build_index(write_file(dir / "big.tsv", big), dir / "idx", {}, {}, &cancel),
+                 plumb::Error);
+    EXPECT_EQ(pi::PassageIndex::open(dir / "idx")->size(), 20u);
+    EXPECT_TRUE(leftovers(dir.path).empty());
+}
+
+TEST(IndexBuild, KilledBuildNeverLeavesAnOpenableIndex) {
+    TempDir dir("kill");
+    pi::build_index(write_file(dir / "a.tsv", numbered_corpus(20, "alpha")), dir / "idx");
+    std::string big;
+    for (int i = 0; i < 40000; ++i) big += "n" + std::to_string(i) + "\tsome words here\n";
+    auto corpus = write_file(dir / "big.tsv", big);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Child: dies abruptly in the middle of the build (no cleanup, like a crash or kill -9).
+        try {
+            pi::build_index(corpus, dir / "idx", {}, [](std::uint64_t done, std::uint64_t) {
+                if (done > 0) ::_exit(0);
+            });
+        } catch (...) {
+        }
+        ::_exit(1);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "the child was expected to die mid-build";
+    // The previous index is intact; the half-built temporary directory does not open.
+    EXPECT_EQ(pi::PassageIndex::open(dir / "idx")->size(), 20u);
+    auto left = leftovers(dir.path);
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_THROW(pi::PassageIndex::open(left[0]), plumb::IndexError);
+}
+
+TEST(IndexOpen, MissingCommitMarkerOrCorruptFilesAreIndexErrors) {
+    TempDir dir("corrupt");
+    pi::build_index(write_file(dir / "a.tsv", numbered_corpus(10, "alpha")), dir / "idx");
+    EXPECT_THROW(pi::PassageIndex::open(dir / "nothing"), plumb::IndexError);
+    fs::copy(dir / "idx", dir / "nomarker", fs::copy_options::recursive);
+    fs::remove(dir / "nomarker" / "plumb-index.json");
+    try {
+        pi::PassageIndex::open(dir / "nomarker");
+        FAIL();
+    } catch (const plumb::IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("plumb-index.json"), std::string::npos);
+    }
+    fs::copy(dir / "idx", dir / "trunc", fs::copy_options::recursive);
+    fs::resize_file(dir / "trunc" / "doclen.u32", 8);
+    EXPECT_THROW(pi::PassageIndex::open(dir / "trunc"), plumb::IndexError);
+    fs::copy(dir / "idx", dir / "terms", fs::copy_options::recursive);
+    fs::resize_file(dir / "terms" / "terms.bin", 20);
+    EXPECT_THROW(pi::PassageIndex::open(dir / "terms"), plumb::IndexError);
+    fs::copy(dir / "idx", dir / "version", fs::copy_options::recursive);
+    write_file(dir / "version" / "plumb-index.json",
+               "{\"format\": \"plumb-passage-index\", \"version\": 99}");
+    EXPECT_THROW(pi::PassageIndex::open(dir / "version"), plumb::IndexError);
+    // Refuses to replace a directory that is not an index.
+    fs::create_directories(dir / "other");
+    write_file(dir / "other" / "keep.txt", "precious");
+    EXPECT_THROW(pi::build_index(dir / "a.tsv", dir / "other"), plumb::IndexError);
+    EXPECT_TRUE(fs::exists(dir / "other" / "keep.txt"));
+}
+
+TEST(IndexOpen, AnalysisMismatchIsAClearError) {
+    TempDir dir("mismatch");
+    pi::IndexBuildOptions o;
+    o.analysis.stem = false;
+    pi::build_index(write_file(dir / "a.tsv", "x\trunning dogs\n"), dir / "idx", o);
+    pi::IndexOpenOptions want;
+    want.expect_analysis = pi::AnalysisOptions{};  // stemming
+    try {
+        pi::Bm25Searcher::open(dir / "idx", want);
+        FAIL();
+    } catch (const plumb::IndexError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("standard+lowercase+stop'"), std::string::npos) << m;
+        EXPECT_NE(m.find("standard+lowercase+stop+porter"), std::string::npos) << m;
+    }
+    // The index's own analysis is used at query time: "running" matches only unstemmed.
+    auto s = pi::Bm25Searcher::open(dir / "idx");
+    EXPECT_EQ(s->search("running", 10).size(), 1u);
+    EXPECT_TRUE(s->search("run", 10).empty());
+}
+
+TEST(IndexBuild, EmptyCorpusAndEmptyPassages) {
+    TempDir dir("empty");
+    pi::build_index(write_file(dir / "e.tsv", ""), dir / "idx");
+    auto s = pi::Bm25Searcher::open(dir / "idx");
+    EXPECT_EQ(s->index().size(), 0u);
+    EXPECT_TRUE(s->search("anything", 10).empty());
+    pi::build_index(write_file(dir / "p.tsv", "a\t\nb\tthe\nc\treal word\n"), dir / "idx2");
+    auto s2 = pi::Bm25Searcher::open(dir / "idx2");
+    EXPECT_EQ(s2->index().size(), 3u);
+    EXPECT_EQ(s2->index().doc_length(0), 0u);
+    EXPECT_EQ(s2->index().doc_length(1), 0u);  // only a stop word
+    EXPECT_EQ(s2->index().info().total_length, 2u);
+    EXPECT_EQ(s2->search("word", 10).size(), 1u);
+}
+
+TEST(IndexBuild, SkipBadCountsMalformedLines) {
+    TempDir dir("skip");
+    auto c = write_file(dir / "c.tsv", "a\tone\nno tab here\nb\ttwo\n");
+    EXPECT_THROW(pi::build_index(c, dir / "idx"), plumb::ParseError);
+    pi::IndexBuildOptions o;
+    o.skip_bad = true;
+    auto st = pi::build_index(c, dir / "idx", o);
+    EXPECT_EQ(st.documents, 2u);
+    EXPECT_EQ(st.skipped, 1u);
+}

@@ -1,0 +1,100 @@
+// CLI smoke test: plumb index + plumb search on a tiny corpus, checking the run file.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bm25_test_util.hpp"
+
+using plumb_test::slurp;
+using plumb_test::TempDir;
+using plumb_test::write_file;
+
+namespace {
+int run(const std::string& args, const plumb_test::fs::path& log) {
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " >" + log.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+std::vector<std::vector<std::string>> lines_of(const std::string& text) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::vector<std::string> f;
+        std::string w;
+        while (ls >> w) f.push_back(w);
+        out.push_back(f);
+    }
+    return out;
+}
+}  // namespace
+
+TEST(SearchCli, IndexAndSearchTinyCorpus) {
+    TempDir dir("cli");
+    write_file(dir / "c.tsv",
+               "p1\tThe cat sat on the mat\n"
+               "p2\tDogs chase cats in the garden\n"
+               "p3\tA garden of roses\n"
+               "p4\t\n");
+    write_file(dir / "q.tsv", "q1\tcats\nq2\tgarden roses\nq3\tc++? AND \"\nq4\t\n");
+    auto log = dir / "log.txt";
+    ASSERT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --index " +
+                      (dir / "idx").string() + " --threads 2 -q",
+                  log),
+              0)
+        << slurp(log);
+    EXPECT_NE(slurp(log).find("indexed 4 documents"), std::string::npos) << slurp(log);
+    ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
+                      (dir / "q.tsv").string() + " --output " + (dir / "run.txt").string() +
+                      " --k 2 --tag t1 -q",
+                  log),
+              0)
+        << slurp(log);
+    auto lines = lines_of(slurp(dir / "run.txt"));
+    // q1 "cats" -> cat (Porter): p1 and p2 match; q2: p3 has both words, p2 only garden.
+    ASSERT_EQ(lines.size(), 4u);
+    for (const auto& f : lines) {
+        ASSERT_EQ(f.size(), 6u);
+        EXPECT_EQ(f[1], "Q0");
+        EXPECT_EQ(f[5], "t1");
+    }
+    EXPECT_EQ(lines[0][0], "q1");
+    EXPECT_EQ(lines[0][3], "1");
+    EXPECT_EQ(lines[1][3], "2");
+    EXPECT_EQ(lines[2][0], "q2");
+    EXPECT_EQ(lines[2][2], "p3");
+    EXPECT_EQ(lines[3][2], "p2");
+    EXPECT_GT(std::stod(lines[2][4]), std::stod(lines[3][4]));
+
+    // RM3 and explicit parameters run too.
+    ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
+                      (dir / "q.tsv").string() + " --output " + (dir / "rm3.txt").string() +
+                      " --rm3 --bm25.k1 1.2 --bm25.b 0.75 --threads 2 -q",
+                  log),
+              0)
+        << slurp(log);
+    EXPECT_FALSE(slurp(dir / "rm3.txt").empty());
+
+    // Mismatching analysis request and missing index are clear errors (exit 1).
+    EXPECT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
+                      (dir / "q.tsv").string() + " --output " + (dir / "x.txt").string() +
+                      " --no-stem -q",
+                  log),
+              1);
+    EXPECT_NE(slurp(log).find("plumb: error:"), std::string::npos);
+    EXPECT_NE(slurp(log).find("analysis"), std::string::npos) << slurp(log);
+    EXPECT_EQ(run("search --index " + (dir / "nope").string() + " --topics " +
+                      (dir / "q.tsv").string() + " --output " + (dir / "x.txt").string(),
+                  log),
+              1);
+    EXPECT_NE(slurp(log).find("no committed plumb index"), std::string::npos) << slurp(log);
+
+    // Duplicate ids: error naming file and line.
+    write_file(dir / "dup.tsv", "a\tx\na\ty\n");
+    EXPECT_EQ(run("index --corpus " + (dir / "dup.tsv").string() + " --index " +
+                      (dir / "idx2").string() + " -q",
+                  log),
+              1);
+    EXPECT_NE(slurp(log).find("dup.tsv:2"), std::string::npos) << slurp(log);
+}
