@@ -1,0 +1,419 @@
+// `plumb rerank`, `plumb encode`, `plumb dense-search`: neural re-ranking of a TREC run, BERT-DOT
+// passage vectors with a FAISS index, and dense first-stage retrieval with optional fusion.
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "eval/run.hpp"
+#include "index/corpus.hpp"
+#include "index/passage_index.hpp"
+#include "plugin/cli/command.hpp"
+#include "plugin/cli/progress_bar.hpp"
+#include "plugin/document_source.hpp"
+#include "plugin/error.hpp"
+#include "plugin/trec_run.hpp"
+#include "rerank/bi_encoder.hpp"
+#include "rerank/cross_encoder.hpp"
+#include "rerank/dense_index.hpp"
+#include "rerank/fusion.hpp"
+#include "rerank/tk_stage.hpp"
+
+namespace {
+
+namespace pr = plumb::rerank;
+namespace pi = plumb::index;
+
+/// Passage text from a corpus file held in memory (title and text joined by a space, as the
+/// index stores them).
+class CorpusTextSource : public plumb::DocumentSource {
+public:
+    explicit CorpusTextSource(const std::string& path) {
+        pi::CorpusReaderOptions o;
+        o.format = pi::detect_corpus_format(path);
+        pi::CorpusReader reader(path, o);
+        pi::Document d;
+        while (reader.next(d)) {
+            std::string text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            if (!m_docs.emplace(d.id, std::move(text)).second) {
+                throw plumb::ParseError(path, reader.line_number(),
+                                        "duplicate document id '" + d.id + "'");
+            }
+        }
+    }
+    std::optional<std::string> text(std::string_view docid) const override {
+        auto it = m_docs.find(std::string(docid));
+        if (it == m_docs.end()) return std::nullopt;
+        return it->second;
+    }
+    std::uint64_t size() const override { return m_docs.size(); }
+
+private:
+    std::unordered_map<std::string, std::string> m_docs;
+};
+
+std::shared_ptr<const plumb::DocumentSource> open_text_source(const std::string& index,
+                                                              const std::string& corpus) {
+    if (!index.empty() && !corpus.empty()) {
+        throw plumb::ConfigError("give either --index or --corpus, not both");
+    }
+    if (!index.empty()) return pi::PassageIndex::open(index);
+    if (!corpus.empty()) return std::make_shared<CorpusTextSource>(corpus);
+    throw plumb::ConfigError("a passage text source is needed: --index DIR or --corpus FILE");
+}
+
+/// A run's lists ranked as trec_eval ranks them: score descending, ties by docid descending.
+std::vector<plumb::RankedList> load_run(const std::string& path) {
+    auto run = plumb::eval::read_run(path);
+    std::vector<plumb::RankedList> lists;
+    for (const auto& q : run.queries) {
+        plumb::RankedList l;
+        l.qid = q.qid;
+        for (const auto& d : q.docs) {
+            plumb::Candidate c;
+            c.docid = std::string(q.docid(d));
+            c.score = static_cast<float>(d.score);
+            l.candidates.push_back(std::move(c));
+        }
+        std::stable_sort(l.candidates.begin(), l.candidates.end(),
+                         [](const plumb::Candidate& a, const plumb::Candidate& b) {
+                             if (a.score != b.score) return a.score > b.score;
+                             return a.docid > b.docid;
+                         });
+        for (auto& c : l.candidates) c.trace.push_back({"run", c.score});
+        lists.push_back(std::move(l));
+    }
+    return lists;
+}
+
+// ------------------------------------------------------------------------------------------
+// plumb rerank
+
+struct RerankArgs {
+    std::string index, corpus, topics, run, model, type, output, tag;
+    std::size_t depth = 100;
+    std::size_t batch = 32;
+    std::size_t max_length = 512;
+    int threads = 0;
+    std::string pooling = "cls", similarity = "dot";
+    bool quiet = false;
+};
+
+std::unique_ptr<plumb::RerankStage> make_stage(const RerankArgs& a) {
+    if (a.type == "cat") {
+        pr::CrossEncoderOptions o;
+        o.depth = a.depth;
+        o.batch_size = a.batch;
+        o.max_length = a.max_length;
+        o.threads = a.threads;
+        return pr::CrossEncoderStage::from_folder(a.model, o);
+    }
+    if (a.type == "dot") {
+        pr::BiEncoderOptions o;
+        o.pooling = pr::parse_pooling(a.pooling);
+        o.similarity = pr::parse_similarity(a.similarity);
+        o.batch_size = a.batch;
+        o.passage_max_length = a.max_length;
+        o.threads = a.threads;
+        return std::make_unique<pr::BiEncoderStage>(pr::BiEncoder::from_folder(a.model, o),
+                                                    pr::BiEncoderStageOptions{a.depth, "bert-dot"});
+    }
+    if (a.type == "tk") {
+        pr::TkStageOptions o;
+        o.depth = a.depth;
+        o.batch_size = a.batch;
+        o.threads = a.threads;
+        return pr::make_tk_stage(a.model, o);
+    }
+    throw plumb::ConfigError("unknown --type '" + a.type + "' (known: cat, dot, tk)");
+}
+
+void run_rerank(const RerankArgs& a) {
+    if (a.depth == 0 || a.batch == 0) throw plumb::ConfigError("--depth and --batch must be > 0");
+    auto source = open_text_source(a.index, a.corpus);
+    auto topics = pi::read_topics(a.topics);
+    std::unordered_map<std::string, const plumb::Query*> by_qid;
+    for (const auto& q : topics) by_qid.emplace(q.id, &q);
+    auto lists = load_run(a.run);
+    auto stage = make_stage(a);
+
+    std::vector<plumb::Query> queries;
+    for (auto& l : lists) {
+        auto it = by_qid.find(l.qid);
+        if (it == by_qid.end()) {
+            throw plumb::ConfigError(a.run + ": query '" + l.qid + "' is not in " + a.topics);
+        }
+        queries.push_back(*it->second);
+        const auto n = std::min(a.depth, l.candidates.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            auto text = source->text(l.candidates[i].docid);
+            if (!text) {
+                throw plumb::ConfigError(a.run + ": document '" + l.candidates[i].docid +
+                                         "' (query " + l.qid + ") is not in the text source");
+            }
+            l.candidates[i].text = std::move(*text);
+        }
+    }
+    plumb::cli::ProgressBar bar("rerank", "queries", !a.quiet);
+    constexpr std::size_t kGroup = 8;  // queries per call: batches span queries
+    std::size_t pairs = 0;
+    for (std::size_t start = 0; start < lists.size(); start += kGroup) {
+        const auto n = std::min(kGroup, lists.size() - start);
+        stage->rerank(std::span<const plumb::Query>(queries.data() + start, n),
+                      std::span<plumb::RankedList>(lists.data() + start, n));
+        for (std::size_t i = start; i < start + n; ++i) {
+            pairs += std::min(a.depth, lists[i].candidates.size());
+            for (auto& c : lists[i].candidates) std::string().swap(c.text);
+        }
+        bar.update(start + n, lists.size());
+    }
+    bar.finish();
+    const std::string tag = a.tag.empty() ? "plumb-" + stage->name() : a.tag;
+    plumb::write_trec_run(a.output, lists, tag);
+    std::fprintf(stderr, "re-ranked %zu queries (%zu pairs, depth %zu) with %s -> %s\n",
+                 lists.size(), pairs, a.depth, stage->name().c_str(), a.output.c_str());
+}
+
+const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
+    auto args = std::make_shared<RerankArgs>();
+    auto* cmd = app.add_subcommand(
+        "rerank", "Re-rank the top --depth candidates of each query of a TREC run with a neural "
+                  "model (the tail is kept below, in its order) and write a new run");
+    cmd->add_option("--index,-i", args->index, "Index directory (passage text source)");
+    cmd->add_option("--corpus", args->corpus,
+                    "Corpus file (TSV id<TAB>text or BEIR JSONL) as the text source instead");
+    cmd->add_option("--topics", args->topics, "Topics file (TSV or BEIR queries.jsonl)")
+        ->required();
+    cmd->add_option("--run", args->run, "Input TREC run")->required();
+    cmd->add_option("--model,-m", args->model,
+                    "Model folder (Hugging Face config.json, vocab.txt, model.safetensors; TK: "
+                    "its model folder)")
+        ->required();
+    cmd->add_option("--type", args->type, "Model type: cat (BERT-CAT cross-encoder), dot "
+                                          "(BERT-DOT bi-encoder), tk")
+        ->required()
+        ->check(CLI::IsMember({"cat", "dot", "tk"}));
+    cmd->add_option("--depth", args->depth, "Candidates re-ranked per query")
+        ->capture_default_str();
+    cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
+    cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
+        ->capture_default_str();
+    cmd->add_option("--threads,-t", args->threads,
+                    "Torch intra-op threads (0 = Torch's default)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 256));
+    cmd->add_option("--max-length", args->max_length,
+                    "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
+        ->capture_default_str();
+    cmd->add_option("--pooling", args->pooling, "dot: cls or mean")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"cls", "mean"}));
+    cmd->add_option("--similarity", args->similarity, "dot: dot or cosine")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"dot", "cosine"}));
+    cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
+    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+    cmd->callback([args] { run_rerank(*args); });
+}};
+
+// ------------------------------------------------------------------------------------------
+// plumb encode
+
+struct EncodeArgs {
+    std::string index, corpus, model, output, factory = "Flat", metric = "ip";
+    std::string pooling = "cls", similarity = "dot";
+    std::size_t batch = 32, chunk = 8192, max_length = 256;
+    int threads = 0;
+    bool no_index = false, quiet = false;
+};
+
+void run_encode(const EncodeArgs& a) {
+    pr::BiEncoderOptions o;
+    o.pooling = pr::parse_pooling(a.pooling);
+    o.similarity = pr::parse_similarity(a.similarity);
+    o.batch_size = a.batch;
+    o.passage_max_length = a.max_length;
+    o.threads = a.threads;
+    auto encoder = pr::BiEncoder::from_folder(a.model, o);
+
+    pr::DocumentStream docs;
+    std::uint64_t total = 0;
+    std::shared_ptr<const pi::PassageIndex> index;
+    std::shared_ptr<pi::CorpusReader> reader;
+    if (!a.index.empty() && !a.corpus.empty()) {
+        throw plumb::ConfigError("give either --index or --corpus, not both");
+    }
+    if (!a.index.empty()) {
+        index = pi::PassageIndex::open(a.index);
+        total = index->size();
+        auto next = std::make_shared<std::uint32_t>(0);
+        docs = [index, next](plumb::DocId& id, std::string& text) {
+            if (*next >= index->size()) return false;
+            id = std::string(index->docid(*next));
+            text = index->text_at(*next);
+            ++*next;
+            return true;
+        };
+    } else if (!a.corpus.empty()) {
+        pi::CorpusReaderOptions ro;
+        ro.format = pi::detect_corpus_format(a.corpus);
+        reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
+        docs = [reader](plumb::DocId& id, std::string& text) {
+            pi::Document d;
+            if (!reader->next(d)) return false;
+            id = std::move(d.id);
+            text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            return true;
+        };
+    } else {
+        throw plumb::ConfigError("a collection is needed: --index DIR or --corpus FILE");
+    }
+
+    pr::VectorStoreWriter writer(a.output, encoder->store_meta(a.model));
+    const auto resumed = writer.count();
+    pr::EncodeCollectionOptions eo;
+    eo.chunk_size = a.chunk;
+    pr::TextEncoder encode = [&](std::span<const std::string_view> t) {
+        return encoder->encode_passages(t);
+    };
+    {
+        plumb::cli::ProgressBar bar("encode", "passages", !a.quiet);
+        pr::encode_collection(writer, docs, encode, total, eo, bar.callback());
+    }
+    std::fprintf(stderr, "encoded %llu passages (%llu from an earlier run) of dimension %zu -> %s\n",
+                 static_cast<unsigned long long>(writer.count()),
+                 static_cast<unsigned long long>(resumed), encoder->dim(), a.output.c_str());
+    if (a.no_index) return;
+    pr::DenseIndexOptions io;
+    io.factory = a.factory;
+    io.metric = pr::parse_dense_metric(a.metric);
+    {
+        plumb::cli::ProgressBar bar("index", "vectors", !a.quiet);
+        pr::DenseIndex::build(a.output, io, bar.callback());
+    }
+    std::fprintf(stderr, "built FAISS index '%s' (%s) -> %s/index.faiss\n", a.factory.c_str(),
+                 a.metric.c_str(), a.output.c_str());
+}
+
+const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
+    auto args = std::make_shared<EncodeArgs>();
+    auto* cmd = app.add_subcommand(
+        "encode", "Encode every passage with a BERT-DOT model into a vector folder (resumable: "
+                  "run again to continue) and build a FAISS index over it");
+    cmd->add_option("--index,-i", args->index, "Index directory (passages in index order)");
+    cmd->add_option("--corpus", args->corpus, "Corpus file instead (TSV or BEIR JSONL)");
+    cmd->add_option("--model,-m", args->model, "Model folder (Hugging Face BERT/DistilBERT)")
+        ->required();
+    cmd->add_option("--output,-o", args->output, "Vector folder")->required();
+    cmd->add_option("--batch", args->batch, "Passages per forward pass")->capture_default_str();
+    cmd->add_option("--chunk", args->chunk, "Passages per chunk file (resume granularity)")
+        ->capture_default_str();
+    cmd->add_option("--factory", args->factory,
+                    "FAISS index_factory string, e.g. Flat, HNSW32,Flat, IVF1024,Flat")
+        ->capture_default_str();
+    cmd->add_option("--metric", args->metric, "ip (inner product) or l2")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ip", "l2"}));
+    cmd->add_option("--pooling", args->pooling, "cls or mean")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"cls", "mean"}));
+    cmd->add_option("--similarity", args->similarity, "dot or cosine (normalised vectors)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"dot", "cosine"}));
+    cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
+        ->capture_default_str();
+    cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = default)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 256));
+    cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
+    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+    cmd->callback([args] { run_encode(*args); });
+}};
+
+// ------------------------------------------------------------------------------------------
+// plumb dense-search
+
+struct DenseSearchArgs {
+    std::string vectors, model, topics, output, fuse_run, fusion = "rrf", tag;
+    std::size_t k = 1000, max_length = 64;
+    double alpha = 0.5;
+    int ef_search = 0, threads = 0;
+    bool quiet = false;
+};
+
+void run_dense_search(const DenseSearchArgs& a) {
+    auto index =
+        std::make_shared<const pr::DenseIndex>(pr::DenseIndex::load(a.vectors, 0, a.ef_search));
+    const auto& meta = index->meta().meta;
+    pr::BiEncoderOptions o;
+    if (auto it = meta.find("pooling"); it != meta.end()) o.pooling = pr::parse_pooling(it->second);
+    if (auto it = meta.find("similarity"); it != meta.end()) {
+        o.similarity = pr::parse_similarity(it->second);
+    }
+    o.query_max_length = a.max_length;
+    o.threads = a.threads;
+    auto encoder = pr::BiEncoder::from_folder(a.model, o);
+    pr::DenseRetriever retriever(encoder, index, "dense");
+    auto queries = pi::read_topics(a.topics);
+
+    std::vector<plumb::RankedList> lists;
+    {
+        plumb::cli::ProgressBar bar("dense-search", "queries", !a.quiet);
+        constexpr std::size_t kGroup = 64;
+        for (std::size_t start = 0; start < queries.size(); start += kGroup) {
+            const auto n = std::min(kGroup, queries.size() - start);
+            auto part = retriever.retrieve(
+                std::span<const plumb::Query>(queries.data() + start, n), a.k);
+            for (auto& l : part) lists.push_back(std::move(l));
+            bar.update(start + n, queries.size());
+        }
+    }
+    std::string tag = a.tag.empty() ? "plumb-dense" : a.tag;
+    if (!a.fuse_run.empty()) {
+        auto other = load_run(a.fuse_run);
+        lists = pr::fuse_runs(lists, other, a.fusion, a.alpha, a.k);
+        if (a.tag.empty()) tag = "plumb-dense-" + a.fusion;
+    }
+    plumb::write_trec_run(a.output, lists, tag);
+    std::fprintf(stderr, "searched %zu queries in %zu vectors (%s)%s -> %s\n", queries.size(),
+                 index->size(), index->options().factory.c_str(),
+                 a.fuse_run.empty() ? "" : (", fused with " + a.fuse_run).c_str(),
+                 a.output.c_str());
+}
+
+const plumb::cli::CommandRegistrar kDenseSearch{"dense-search", [](CLI::App& app) {
+    auto args = std::make_shared<DenseSearchArgs>();
+    auto* cmd = app.add_subcommand(
+        "dense-search", "BERT-DOT first stage: encode the topics and search a vector folder's "
+                        "FAISS index; optionally fuse with a BM25 run");
+    cmd->add_option("--vectors", args->vectors, "Vector folder (plumb encode)")->required();
+    cmd->add_option("--model,-m", args->model, "The model folder used to encode")->required();
+    cmd->add_option("--topics", args->topics, "Topics file")->required();
+    cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
+    cmd->add_option("--k", args->k, "Results per query")->capture_default_str();
+    cmd->add_option("--fuse-bm25", args->fuse_run, "A run (e.g. BM25) to fuse with");
+    cmd->add_option("--fusion", args->fusion,
+                    "rrf (reciprocal rank fusion, k=60) or interp (min-max normalised "
+                    "alpha*dense + (1-alpha)*other)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"rrf", "interp"}));
+    cmd->add_option("--alpha", args->alpha, "Weight of the dense run for interp")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--ef-search", args->ef_search, "HNSW efSearch (0 = index default)")
+        ->capture_default_str();
+    cmd->add_option("--max-length", args->max_length, "Max tokens per query")
+        ->capture_default_str();
+    cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = default)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 256));
+    cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
+    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+    cmd->callback([args] { run_dense_search(*args); });
+}};
+
+}  // namespace

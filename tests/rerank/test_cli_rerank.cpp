@@ -1,0 +1,211 @@
+// CLI smoke tests of `plumb rerank`, `plumb encode` and `plumb dense-search` on the tiny
+// reference models (expected values from tests/rerank/reference/expected.json, computed in
+// numpy independently of plumb).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plugin/text_io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        static int n = 0;
+        path = fs::temp_directory_path() /
+               ("plumb_test_cli_rerank_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+int run(const std::string& args, const fs::path& log) {
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+struct RunLine {
+    std::string qid, docid;
+    int rank;
+    double score;
+};
+
+std::vector<RunLine> read_run(const fs::path& p) {
+    std::vector<RunLine> out;
+    std::ifstream in(p);
+    std::string qid, q0, docid, tag;
+    int rank;
+    double score;
+    while (in >> qid >> q0 >> docid >> rank >> score >> tag) out.push_back({qid, docid, rank, score});
+    return out;
+}
+
+struct Fixture {
+    TempDir tmp;
+    std::vector<std::string> queries, passages;
+    std::vector<double> logits;  // tiny_bert_cat1, pair i
+    std::vector<std::string> singles;
+
+    Fixture() {
+        auto j = nlohmann::json::parse(plumb::read_file(kRef / "expected.json"));
+        for (const auto& c : j.at("models").at("tiny_bert_cat1")) {
+            if (c.at("kind") == "pair") {
+                queries.push_back(c.at("text")[0]);
+                passages.push_back(c.at("text")[1]);
+                logits.push_back(c.at("logits")[0]);
+            } else {
+                singles.push_back(c.at("text")[0]);
+            }
+        }
+        std::ofstream corpus(tmp.path / "corpus.tsv");
+        for (std::size_t i = 0; i < passages.size(); ++i) corpus << "p" << i << "\t" << passages[i] << "\n";
+        for (std::size_t i = 0; i < singles.size(); ++i) corpus << "s" << i << "\t" << singles[i] << "\n";
+        std::ofstream topics(tmp.path / "topics.tsv");
+        for (std::size_t i = 0; i < queries.size(); ++i) topics << "q" << i << "\t" << queries[i] << "\n";
+        // Each query: its own passage first, then s0 (beyond depth 1), then s1.
+        std::ofstream runf(tmp.path / "bm25.run");
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+            runf << "q" << i << " Q0 p" << i << " 1 9.5 bm25\n";
+            runf << "q" << i << " Q0 s0 2 8.5 bm25\n";
+            runf << "q" << i << " Q0 s1 3 7.5 bm25\n";
+        }
+    }
+};
+
+}  // namespace
+
+TEST(CliRerank, CrossEncoderRescoresHeadKeepsTail) {
+    Fixture f;
+    const auto out = f.tmp.path / "cat.run";
+    ASSERT_EQ(run("rerank --corpus " + (f.tmp.path / "corpus.tsv").string() + " --topics " +
+                      (f.tmp.path / "topics.tsv").string() + " --run " +
+                      (f.tmp.path / "bm25.run").string() + " --model " +
+                      (kRef / "tiny_bert_cat1").string() +
+                      " --type cat --depth 1 --batch 2 --threads 1 -q --output " + out.string(),
+                  f.tmp.path / "log"),
+              0)
+        << plumb::read_file(f.tmp.path / "log");
+    auto lines = read_run(out);
+    ASSERT_EQ(lines.size(), 12u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& head = lines[i * 3];
+        EXPECT_EQ(head.qid, "q" + std::to_string(i));
+        EXPECT_EQ(head.docid, "p" + std::to_string(i));
+        EXPECT_EQ(head.rank, 1);
+        EXPECT_NEAR(head.score, f.logits[i], 1e-5);
+        EXPECT_EQ(lines[i * 3 + 1].docid, "s0");
+        EXPECT_EQ(lines[i * 3 + 2].docid, "s1");
+        EXPECT_LT(lines[i * 3 + 1].score, head.score);
+        EXPECT_LT(lines[i * 3 + 2].score, lines[i * 3 + 1].score);
+    }
+}
+
+TEST(CliRerank, BadInputFailsWithMessage) {
+    Fixture f;
+    const std::string common = " --topics " + (f.tmp.path / "topics.tsv").string() + " --run " +
+                               (f.tmp.path / "bm25.run").string() + " --output " +
+                               (f.tmp.path / "x.run").string() + " -q";
+    {   // a run document missing from the corpus
+        std::ofstream c(f.tmp.path / "small.tsv");
+        c << "p0\t" << f.passages[0] << "\n";
+    }
+    EXPECT_EQ(run("rerank --corpus " + (f.tmp.path / "small.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_cat1").string() + " --type cat" + common,
+                  f.tmp.path / "log"),
+              1);
+    auto log = plumb::read_file(f.tmp.path / "log");
+    EXPECT_NE(log.find("plumb: error:"), std::string::npos) << log;
+    EXPECT_NE(log.find("'s0'"), std::string::npos) << log;
+    // A model without a classifier as a cross-encoder.
+    EXPECT_EQ(run("rerank --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --type cat" + common,
+                  f.tmp.path / "log"),
+              1);
+    EXPECT_NE(plumb::read_file(f.tmp.path / "log").find("classifier"), std::string::npos);
+    EXPECT_FALSE(fs::exists(f.tmp.path / "x.run"));
+    // Unknown type.
+    EXPECT_NE(run("rerank --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_cat1").string() + " --type nope" + common,
+                  f.tmp.path / "log"),
+              0);
+}
+
+TEST(CliRerank, EncodeDenseSearchAndFusion) {
+    Fixture f;
+    const auto vec = f.tmp.path / "vec";
+    ASSERT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
+                      " --similarity cosine --chunk 3 --factory HNSW8,Flat -q",
+                  f.tmp.path / "log"),
+              0)
+        << plumb::read_file(f.tmp.path / "log");
+    EXPECT_TRUE(fs::exists(vec / "index.faiss"));
+    EXPECT_TRUE(fs::exists(vec / "chunk-000002.vec"));  // 7 passages in chunks of 3
+    // Queries identical to passages: cosine 1 with themselves, the maximum.
+    {
+        std::ofstream t(f.tmp.path / "same.tsv");
+        for (std::size_t i = 0; i < f.singles.size(); ++i) t << "t" << i << "\t" << f.singles[i] << "\n";
+    }
+    const auto out = f.tmp.path / "dense.run";
+    ASSERT_EQ(run("dense-search --vectors " + vec.string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --topics " +
+                      (f.tmp.path / "same.tsv").string() + " --k 3 --ef-search 32 -q --output " +
+                      out.string(),
+                  f.tmp.path / "log"),
+              0)
+        << plumb::read_file(f.tmp.path / "log");
+    auto lines = read_run(out);
+    ASSERT_EQ(lines.size(), 9u);
+    for (std::size_t i = 0; i < f.singles.size(); ++i) {
+        EXPECT_EQ(lines[i * 3].qid, "t" + std::to_string(i));
+        EXPECT_EQ(lines[i * 3].docid, "s" + std::to_string(i));
+        EXPECT_NEAR(lines[i * 3].score, 1.0, 1e-5);
+    }
+    // Fused with a run holding one other document per query: RRF keeps both.
+    {
+        std::ofstream r(f.tmp.path / "other.run");
+        for (std::size_t i = 0; i < f.singles.size(); ++i) r << "t" << i << " Q0 p0 1 3.0 bm25\n";
+    }
+    ASSERT_EQ(run("dense-search --vectors " + vec.string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --topics " +
+                      (f.tmp.path / "same.tsv").string() + " --k 3 -q --fuse-bm25 " +
+                      (f.tmp.path / "other.run").string() + " --fusion rrf --output " +
+                      out.string(),
+                  f.tmp.path / "log"),
+              0)
+        << plumb::read_file(f.tmp.path / "log");
+    lines = read_run(out);
+    ASSERT_FALSE(lines.empty());
+    // t0: s0 (dense rank 1) and p0 (bm25 rank 1) tie at 1/61: docid order puts p0 first.
+    EXPECT_EQ(lines[0].qid, "t0");
+    EXPECT_NEAR(lines[0].score, 1.0 / 61, 1e-6);
+    // Encoding again resumes: nothing new to do, folder complete.
+    ASSERT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
+                      " --similarity cosine --chunk 3 --no-index -q",
+                  f.tmp.path / "log"),
+              0);
+    EXPECT_NE(plumb::read_file(f.tmp.path / "log").find("(7 from an earlier run)"),
+              std::string::npos)
+        << plumb::read_file(f.tmp.path / "log");
+    // Another pooling into the same folder is refused.
+    EXPECT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
+                      (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
+                      " --similarity cosine --pooling mean -q",
+                  f.tmp.path / "log"),
+              1);
+}
