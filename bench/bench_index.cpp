@@ -1,0 +1,462 @@
+// bench_index: plumb's Lucene++ BM25 index and searcher against Xapian on the same corpus and
+// queries. Prints indexing docs/s and peak RSS, batch search q/s and p50/p99 latency at several k
+// with 1 and 2 threads, whole-process time of `plumb search`, and plumb/Xapian ratios with the
+// goals of issue 2 (search >= 4x Xapian q/s at k = 1000 single-threaded; indexing >= 2x docs/s).
+//
+// Fairness: both systems index the same analysed terms (plumb's analyzer: standard tokenizer,
+// lower case, stop words, Porter), store the passage text, and search bags of the same analysed
+// terms as a disjunction with BM25 k1 = 0.9, b = 0.4. Xapian: BM25Weight(k1, k2 = 0,
+// k3 = 1e9 (linear in query term frequency, as plumb/Lucene), b, min_normlen = 0), terms
+// indexed with add_term (frequencies, no positions), default flush threshold. Query analysis is
+// inside the timed region for both. Each indexing run happens in a forked child so that its peak
+// RSS is its own. One untimed warm-up pass per system precedes the timed passes.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <xapian.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "index/analysis.hpp"
+#include "index/bm25_searcher.hpp"
+#include "index/corpus.hpp"
+#include "index/index_builder.hpp"
+#include "plugin/error.hpp"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kK1 = 0.9;
+constexpr double kB = 0.4;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexing in a child process: (documents, seconds) through a pipe, peak RSS from wait4.
+// ---------------------------------------------------------------------------------------------
+
+struct IndexRun {
+    bool ok = false;
+    std::string error;
+    std::uint64_t documents = 0;
+    double seconds = 0;
+    double peak_rss_mb = 0;
+    double docs_per_s() const { return seconds > 0 ? documents / seconds : 0; }
+};
+
+IndexRun run_in_child(const std::function<std::pair<std::uint64_t, double>()>& work) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw plumb::IoError("pipe failed");
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) throw plumb::IoError("fork failed");
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string msg;
+        try {
+            auto [docs, secs] = work();
+            msg = "OK " + std::to_string(docs) + " " + std::to_string(secs);
+        } catch (const std::exception& e) {
+            msg = std::string("ERR ") + e.what();
+        }
+        [[maybe_unused]] auto n = ::write(fds[1], msg.data(), msg.size());
+        ::close(fds[1]);
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string msg;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    struct rusage ru {};
+    ::wait4(pid, &status, 0, &ru);
+    IndexRun r;
+    r.peak_rss_mb = ru.ru_maxrss / 1024.0;
+    if (msg.rfind("OK ", 0) == 0) {
+        r.ok = true;
+        std::sscanf(msg.c_str() + 3, "%lu %lf", &r.documents, &r.seconds);
+    } else {
+        r.error = msg.empty() ? "child exited with status " + std::to_string(status) : msg.substr(4);
+    }
+    return r;
+}
+
+std::pair<std::uint64_t, double> index_plumb(const fs::path& corpus, const fs::path& dir,
+                                             unsigned threads) {
+    plumb::index::IndexBuildOptions opt;
+    opt.format = plumb::index::detect_corpus_format(corpus);
+    opt.threads = threads;
+    auto t0 = Clock::now();
+    auto stats = plumb::index::build_index(corpus, dir, opt);
+    return {stats.documents, seconds_since(t0)};
+}
+
+std::pair<std::uint64_t, double> index_xapian(const fs::path& corpus, const fs::path& dir) {
+    auto t0 = Clock::now();
+    plumb::index::CorpusReaderOptions ropt;
+    ropt.format = plumb::index::detect_corpus_format(corpus);
+    plumb::index::CorpusReader reader(corpus, ropt);
+    plumb::index::Analyzer analyzer;  // plumb's default analysis: the same terms as plumb's index
+    Xapian::WritableDatabase db(dir.string(), Xapian::DB_CREATE_OR_OVERWRITE);
+    plumb::index::Document d;
+    std::uint64_t n = 0;
+    std::string indexed;
+    while (reader.next(d)) {
+        const std::string& text = d.title.empty() ? d.text : (indexed = d.title + " " + d.text);
+        Xapian::Document xd;
+        for (const auto& t : analyzer.analyze(text)) xd.add_term(t);
+        xd.set_data(d.id + '\t' + d.text);
+        db.add_document(xd);
+        ++n;
+    }
+    db.commit();
+    db.close();
+    return {n, seconds_since(t0)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search passes
+// ---------------------------------------------------------------------------------------------
+
+struct SearchRun {
+    std::string system;
+    unsigned threads = 1;
+    std::size_t k = 0;
+    double seconds = 0;
+    double qps = 0;
+    double p50_ms = 0;
+    double p99_ms = 0;
+    double mean_hits = 0;
+};
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+/// Runs `search(thread, query) -> hits` over all queries with `threads` threads pulling from a
+/// shared counter; per-query latency and whole-pass wall time.
+template <class MakeWorker>
+SearchRun timed_pass(const std::string& system, std::size_t nq, unsigned threads, std::size_t k,
+                     MakeWorker&& make_worker) {
+    std::vector<std::vector<double>> lat(threads);
+    std::vector<std::uint64_t> hits(threads, 0);
+    std::atomic<std::size_t> next{0};
+    std::vector<std::function<std::size_t(std::size_t)>> workers;
+    for (unsigned t = 0; t < threads; ++t) workers.push_back(make_worker(t));  // untimed setup
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            try {
+                for (;;) {
+                    std::size_t q = next.fetch_add(1);
+                    if (q >= nq) break;
+                    auto s = Clock::now();
+                    hits[t] += workers[t](q);
+                    lat[t].push_back(std::chrono::duration<double, std::milli>(Clock::now() - s)
+                                         .count());
+                }
+            } catch (...) {
+                std::lock_guard lock(error_mutex);
+                error = std::current_exception();
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    double secs = seconds_since(t0);
+    if (error) std::rethrow_exception(error);
+    std::vector<double> all;
+    std::uint64_t total_hits = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+        all.insert(all.end(), lat[t].begin(), lat[t].end());
+        total_hits += hits[t];
+    }
+    SearchRun r;
+    r.system = system;
+    r.threads = threads;
+    r.k = k;
+    r.seconds = secs;
+    r.qps = secs > 0 ? static_cast<double>(nq) / secs : 0;
+    r.p50_ms = percentile(all, 0.50);
+    r.p99_ms = percentile(all, 0.99);
+    r.mean_hits = nq ? static_cast<double>(total_hits) / static_cast<double>(nq) : 0;
+    return r;
+}
+
+/// A Xapian searcher for one thread (Xapian databases are not thread-safe: one per thread).
+struct XapianWorker {
+    explicit XapianWorker(const fs::path& dir) : db(dir.string()), enquire(db) {
+        enquire.set_weighting_scheme(Xapian::BM25Weight(kK1, 0, 1e9, kB, 0));
+    }
+    Xapian::MSet search(const plumb::index::Analyzer& analyzer, const std::string& text,
+                        std::size_t k) {
+        auto terms = analyzer.analyze(text);
+        // Bag of words: distinct terms in order of first occurrence, wqf = count.
+        std::vector<std::pair<std::string, unsigned>> bag;
+        for (auto& t : terms) {
+            auto it = std::find_if(bag.begin(), bag.end(), [&](auto& p) { return p.first == t; });
+            if (it == bag.end()) bag.emplace_back(std::move(t), 1);
+            else ++it->second;
+        }
+        std::vector<Xapian::Query> sub;
+        for (auto& [t, c] : bag) sub.emplace_back(t, c);
+        enquire.set_query(Xapian::Query(Xapian::Query::OP_OR, sub.begin(), sub.end()));
+        return enquire.get_mset(0, static_cast<Xapian::doccount>(k));
+    }
+    Xapian::Database db;
+    Xapian::Enquire enquire;
+};
+
+std::string fmt(double v, int prec = 1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+    return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"bench_index: plumb BM25 (Lucene++) vs Xapian — indexing and batch search"};
+    fs::path corpus, topics, work, plumb_cli;
+    std::vector<std::size_t> ks{10, 100, 1000};
+    std::vector<unsigned> thread_counts{1, 2};
+    unsigned index_threads = 1;
+    bool reuse = false, skip_xapian = false;
+    std::string json_out;
+    app.add_option("--corpus", corpus, "Corpus (TSV or JSONL)")->required();
+    app.add_option("--topics", topics, "Topics (TSV or JSONL)")->required();
+    app.add_option("--work", work, "Directory for the two indexes")->required();
+    app.add_option("--k", ks, "Depths to measure")->capture_default_str();
+    app.add_option("--threads", thread_counts, "Search thread counts")->capture_default_str();
+    app.add_option("--index-threads", index_threads,
+                   "plumb analysis threads while indexing (plus its writer thread)")
+        ->capture_default_str();
+    app.add_option("--plumb-cli", plumb_cli, "plumb binary, for the whole-process search time");
+    app.add_flag("--reuse", reuse, "Reuse existing indexes in --work (no indexing figures)");
+    app.add_flag("--skip-xapian", skip_xapian, "Measure plumb only");
+    app.add_option("--json", json_out, "Also write the figures as JSON to this file");
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        auto bench_t0 = Clock::now();
+        fs::create_directories(work);
+        const fs::path plumb_dir = work / "plumb-index";
+        const fs::path xapian_dir = work / "xapian-db";
+        nlohmann::json out;
+
+        // ---------------- Indexing ----------------
+        std::optional<IndexRun> pi, xi;
+        if (!(reuse && fs::exists(plumb_dir))) {
+            std::fprintf(stderr, "indexing with plumb...\n");
+            pi = run_in_child([&] { return index_plumb(corpus, plumb_dir, index_threads); });
+            if (!pi->ok) throw plumb::Error("plumb indexing failed: " + pi->error);
+        }
+        if (!skip_xapian && !(reuse && fs::exists(xapian_dir))) {
+            std::fprintf(stderr, "indexing with Xapian...\n");
+            xi = run_in_child([&] { return index_xapian(corpus, xapian_dir); });
+            if (!xi->ok) throw plumb::Error("Xapian indexing failed: " + xi->error);
+        }
+
+        // ---------------- Search ----------------
+        auto queries = plumb::index::read_topics(topics);
+        const std::size_t nq = queries.size();
+        auto t_open = Clock::now();
+        auto searcher = plumb::index::Bm25Searcher::open(plumb_dir);
+        const double plumb_open_s = seconds_since(t_open);
+        const auto docs = searcher->index().info().documents;
+        std::vector<SearchRun> runs;
+
+        auto plumb_worker = [&](std::size_t k) {
+            return [&, k](unsigned) {
+                return std::function<std::size_t(std::size_t)>([&, k](std::size_t q) {
+                    return searcher->search(queries[q].text, k).size();
+                });
+            };
+        };
+        std::fprintf(stderr, "searching with plumb (%zu queries)...\n", nq);
+        timed_pass("plumb", nq, 1, 1000, plumb_worker(1000));  // warm-up
+        for (unsigned t : thread_counts)
+            for (std::size_t k : ks) runs.push_back(timed_pass("plumb", nq, t, k, plumb_worker(k)));
+        struct rusage ru {};
+        ::getrusage(RUSAGE_SELF, &ru);
+        const double search_rss_mb = ru.ru_maxrss / 1024.0;
+
+        plumb::index::Analyzer analyzer;
+        if (!skip_xapian) {
+            auto xapian_worker = [&](std::size_t k) {
+                return [&, k](unsigned) {
+                    auto w = std::make_shared<XapianWorker>(xapian_dir);
+                    return std::function<std::size_t(std::size_t)>([&, w, k](std::size_t q) {
+                        return w->search(analyzer, queries[q].text, k).size();
+                    });
+                };
+            };
+            std::fprintf(stderr, "searching with Xapian...\n");
+            timed_pass("xapian", nq, 1, 1000, xapian_worker(1000));  // warm-up
+            for (unsigned t : thread_counts)
+                for (std::size_t k : ks)
+                    runs.push_back(timed_pass("xapian", nq, t, k, xapian_worker(k)));
+        }
+
+        // Sanity: top-10 agreement between the two systems (idf formulas differ slightly:
+        // plumb ln(1 + (N-n+0.5)/(n+0.5)), Xapian ln((N-n+0.5)/(n+0.5)) with a floor).
+        double overlap = -1;
+        if (!skip_xapian) {
+            XapianWorker w(xapian_dir);
+            double sum = 0;
+            std::size_t counted = 0;
+            for (std::size_t q = 0; q < std::min<std::size_t>(nq, 200); ++q) {
+                auto hits = searcher->search(queries[q].text, 10);
+                if (hits.empty()) continue;
+                std::set<std::string> a;
+                for (const auto& h : hits) a.insert(std::string(searcher->index().docid(h.doc)));
+                auto mset = w.search(analyzer, queries[q].text, 10);
+                std::size_t common = 0;
+                for (auto it = mset.begin(); it != mset.end(); ++it) {
+                    std::string data = it.get_document().get_data();
+                    common += a.count(data.substr(0, data.find('\t')));
+                }
+                sum += static_cast<double>(common) / static_cast<double>(a.size());
+                ++counted;
+            }
+            overlap = counted ? sum / static_cast<double>(counted) : 0;
+        }
+
+        // Whole process: `plumb search` over the topics at k = 1000, 1 thread.
+        double cli_seconds = -1;
+        if (!plumb_cli.empty()) {
+            std::fprintf(stderr, "whole-process plumb search...\n");
+            fs::path run = work / "bench.run";
+            std::string cmd = plumb_cli.string() + " search --index " + plumb_dir.string() +
+                              " --topics " + topics.string() + " --output " + run.string() +
+                              " --k 1000 --threads 1 >/dev/null 2>&1";
+            auto t0 = Clock::now();
+            int rc = std::system(cmd.c_str());
+            cli_seconds = rc == 0 ? seconds_since(t0) : -1;
+            if (rc != 0) std::fprintf(stderr, "warning: '%s' failed\n", cmd.c_str());
+        }
+
+        // ---------------- Report ----------------
+        std::printf("\n== bench_index: %llu passages, %zu topics ==\n",
+                    static_cast<unsigned long long>(docs), nq);
+        std::printf("\nIndexing (plumb: %u analysis thread(s) + writer; Xapian: 1 thread)\n",
+                    index_threads);
+        std::printf("  %-8s %12s %10s %14s\n", "system", "docs/s", "seconds", "peak RSS MB");
+        auto print_index = [&](const char* name, const std::optional<IndexRun>& r) {
+            if (!r) {
+                std::printf("  %-8s %12s\n", name, "(reused)");
+                return;
+            }
+            std::printf("  %-8s %12s %10s %14s\n", name, fmt(r->docs_per_s(), 0).c_str(),
+                        fmt(r->seconds, 1).c_str(), fmt(r->peak_rss_mb, 0).c_str());
+            out["indexing"][name] = {{"documents", r->documents}, {"seconds", r->seconds},
+                                     {"docs_per_s", r->docs_per_s()},
+                                     {"peak_rss_mb", r->peak_rss_mb}};
+        };
+        print_index("plumb", pi);
+        if (!skip_xapian) print_index("xapian", xi);
+
+        std::printf("\nBatch search (query analysis included; plumb index open %.2f s; search "
+                    "process peak RSS %.0f MB)\n",
+                    plumb_open_s, search_rss_mb);
+        std::printf("  %-8s %7s %6s %10s %9s %9s %10s\n", "system", "threads", "k", "q/s",
+                    "p50 ms", "p99 ms", "hits/q");
+        for (const auto& r : runs) {
+            std::printf("  %-8s %7u %6zu %10s %9s %9s %10s\n", r.system.c_str(), r.threads, r.k,
+                        fmt(r.qps, 0).c_str(), fmt(r.p50_ms, 3).c_str(),
+                        fmt(r.p99_ms, 3).c_str(), fmt(r.mean_hits, 0).c_str());
+            out["search"].push_back({{"system", r.system}, {"threads", r.threads}, {"k", r.k},
+                                     {"qps", r.qps}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms},
+                                     {"seconds", r.seconds}});
+        }
+        out["plumb_open_seconds"] = plumb_open_s;
+        out["search_peak_rss_mb"] = search_rss_mb;
+
+        if (!skip_xapian) {
+            std::printf("\nplumb/Xapian ratios\n");
+            auto find = [&](const std::string& s, unsigned t, std::size_t k) -> const SearchRun* {
+                for (const auto& r : runs)
+                    if (r.system == s && r.threads == t && r.k == k) return &r;
+                return nullptr;
+            };
+            for (unsigned t : thread_counts)
+                for (std::size_t k : ks) {
+                    auto* p = find("plumb", t, k);
+                    auto* x = find("xapian", t, k);
+                    if (p && x && x->qps > 0) {
+                        std::printf("  search q/s   threads=%u k=%-5zu %6.2fx\n", t, k,
+                                    p->qps / x->qps);
+                        out["ratios"]["search_t" + std::to_string(t) + "_k" + std::to_string(k)] =
+                            p->qps / x->qps;
+                    }
+                }
+            std::printf("  top-10 agreement (first 200 queries): %.1f%%\n", overlap * 100);
+            out["top10_agreement"] = overlap;
+
+            std::printf("\nGoals\n");
+            auto* p1 = find("plumb", 1, 1000);
+            auto* x1 = find("xapian", 1, 1000);
+            if (p1 && x1 && x1->qps > 0) {
+                double r = p1->qps / x1->qps;
+                std::printf("  search q/s at k=1000, 1 thread >= 4x Xapian: %.2fx  %s\n", r,
+                            r >= 4 ? "MET" : "NOT MET");
+            }
+            if (pi && xi && xi->docs_per_s() > 0) {
+                double r = pi->docs_per_s() / xi->docs_per_s();
+                std::printf("  indexing docs/s >= 2x Xapian:               %.2fx  %s\n", r,
+                            r >= 2 ? "MET" : "NOT MET");
+                out["ratios"]["indexing"] = r;
+            }
+        }
+        if (cli_seconds >= 0) {
+            std::printf("\nWhole process: plumb search --k 1000 --threads 1 over %zu topics: "
+                        "%.2f s (incl. process start-up and index open)\n",
+                        nq, cli_seconds);
+            out["plumb_search_process_seconds"] = cli_seconds;
+        }
+        double total = seconds_since(bench_t0);
+        std::printf("Whole benchmark: %.1f s\n", total);
+        out["bench_seconds"] = total;
+        if (!json_out.empty()) {
+            std::FILE* f = std::fopen(json_out.c_str(), "w");
+            if (!f) throw plumb::IoError(json_out + ": cannot write");
+            std::fputs(out.dump(2).c_str(), f);
+            std::fputc('\n', f);
+            std::fclose(f);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_index: error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
