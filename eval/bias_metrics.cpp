@@ -24,6 +24,42 @@ bool parse_number(std::string_view s, double& out) {
 
 }  // namespace
 
+std::vector<QueryRanking> rankings_from_run(const Run& run, std::size_t depth) {
+    std::vector<QueryRanking> out;
+    out.reserve(run.queries.size());
+    std::vector<std::size_t> order;
+    for (const auto& q : run.queries) {
+        order.resize(q.docs.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+            const auto& a = q.docs[x];
+            const auto& b = q.docs[y];
+            if (a.score != b.score) return a.score > b.score;
+            return q.docid(a) > q.docid(b);
+        });
+        QueryRanking r;
+        r.qid = q.qid;
+        const std::size_t n = depth == 0 ? order.size() : std::min(depth, order.size());
+        r.docids.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) r.docids.emplace_back(q.docid(q.docs[order[i]]));
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<ScoredRanking> scored_rankings_from_run(const Run& run) {
+    std::vector<ScoredRanking> out;
+    out.reserve(run.queries.size());
+    for (const auto& q : run.queries) {
+        ScoredRanking r;
+        r.qid = q.qid;
+        r.docs.reserve(q.docs.size());
+        for (const auto& d : q.docs) r.docs.emplace_back(std::string(q.docid(d)), d.score);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 QueryRankBias query_rank_bias(std::span<const std::string> ranking, const BiasTable& table,
                               std::size_t t, const RankBiasOptions& options, std::size_t* missing) {
     if (t == 0) throw InvalidArgument("RaB: cutoff must be >= 1");

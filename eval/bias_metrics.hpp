@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "eval/gender.hpp"
+#include "eval/run.hpp"
 
 namespace plumb::eval {
 
@@ -41,6 +42,10 @@ struct QueryRanking {
     std::string qid;
     std::vector<std::string> docids;
 };
+
+/// Rankings of every query of `run` in trec_eval's order (score descending, ties by docid
+/// descending byte-wise), cut to `depth` documents (0 = all). Queries keep the run's order.
+std::vector<QueryRanking> rankings_from_run(const Run& run, std::size_t depth = 0);
 
 /// A (bias = male - female, female, male) triple at ranking level.
 struct RankBias {
@@ -100,6 +105,9 @@ struct ScoredRanking {
     std::string qid;
     std::vector<std::pair<std::string, double>> docs;  ///< (docid, score)
 };
+
+/// Scored lists of every query of `run` (file order within a query).
+std::vector<ScoredRanking> scored_rankings_from_run(const Run& run);
 
 /// PRF over a query set.
 struct PrfSummary {

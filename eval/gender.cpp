@@ -237,6 +237,25 @@ BiasTable read_bias_file(const std::filesystem::path& path, std::optional<BiasVa
     return table;
 }
 
+std::optional<BiasVariant> bias_file_variant(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::string_view line;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        if (line.front() != '#') break;
+        const auto pos = line.find("variant=");
+        if (pos == std::string_view::npos) continue;
+        auto v = line.substr(pos + 8);
+        v = v.substr(0, v.find_first_of(" \t"));
+        try {
+            return parse_bias_variant(v);
+        } catch (const InvalidArgument& e) {
+            reader.fail(e.what());
+        }
+    }
+    return std::nullopt;
+}
+
 void write_bias_file(const std::filesystem::path& path, BiasVariant variant,
                      const std::vector<std::pair<std::string, BiasTriple>>& rows) {
     AtomicFile out(path);

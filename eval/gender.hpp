@@ -119,6 +119,10 @@ using BiasTable = std::unordered_map<std::string, BiasTriple>;
 BiasTable read_bias_file(const std::filesystem::path& path,
                          std::optional<BiasVariant> expected = std::nullopt);
 
+/// The variant named by the file's `# ... variant=<v>` comment (first comment lines before any
+/// data line), or nullopt when there is none. Throws IoError, ParseError for an unknown name.
+std::optional<BiasVariant> bias_file_variant(const std::filesystem::path& path);
+
 /// Writes `rows` (docid, triple) in the given order, atomically, with the variant comment.
 void write_bias_file(const std::filesystem::path& path, BiasVariant variant,
                      const std::vector<std::pair<std::string, BiasTriple>>& rows);

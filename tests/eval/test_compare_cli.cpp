@@ -1,0 +1,237 @@
+// compare_runs (marks, corrections) on hand-built per-query values, and CLI smoke tests of
+// `plumb compare`, `plumb eval-groups` and `plumb eval-subsets` on tiny files.
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/compare.hpp"
+#include "plugin/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace plumb::eval;
+
+namespace {
+
+fs::path temp_dir() {
+    auto dir = fs::temp_directory_path() / ("plumb_test_compare_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir;
+}
+
+fs::path temp_file(const std::string& name, const std::string& content) {
+    auto p = temp_dir() / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+}
+
+EvalResult result_of(const std::vector<double>& values) {
+    EvalResult r;
+    r.columns.push_back(Column{"map", ValueKind::Float, true});
+    for (std::size_t i = 0; i < values.size(); ++i)
+        r.queries.push_back(QueryValues{"q" + std::to_string(i + 1), {values[i]}, false});
+    double sum = 0;
+    for (double v : values) sum += v;
+    r.summary.push_back(sum / static_cast<double>(values.size()));
+    return r;
+}
+
+struct CmdResult {
+    int status = -1;
+    std::string out;
+};
+
+CmdResult run(const std::string& args) {
+    const std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " 2>&1";
+    CmdResult r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+// Six queries q1..q6 with one relevant document "r" each. Run A ranks r first (RR 1), run B
+// ranks it at i + 1 for q_i (RR 1/2 .. 1/7: distinct differences to A), run D: q1,q2 first (1), q3,q4 second (0.5), q5,q6 third (1/3).
+struct Fixture {
+    fs::path qrels, a, b, d;
+    Fixture() {
+        std::string q, ra, rb, rd;
+        for (int i = 1; i <= 6; ++i) {
+            const std::string id = "q" + std::to_string(i);
+            q += id + " 0 r 1\n" + id + " 0 n1 0\n";
+            ra += id + " Q0 r 1 3 A\n" + id + " Q0 n1 2 2 A\n" + id + " Q0 n2 3 1 A\n";
+            for (int k = 1; k <= i + 1; ++k) {  // B: r at rank i + 1
+                const std::string doc = k == i + 1 ? "r" : "y" + std::to_string(k);
+                rb += id + " Q0 " + doc + " " + std::to_string(k) + " " +
+                      std::to_string(10 - k) + " B\n";
+            }
+            const int rank = (i + 1) / 2;  // 1,1,2,2,3,3
+            for (int k = 1; k <= 3; ++k) {
+                const std::string doc = k == rank ? "r" : "x" + std::to_string(k);
+                rd += id + " Q0 " + doc + " " + std::to_string(k) + " " + std::to_string(4 - k) +
+                      " D\n";
+            }
+        }
+        qrels = temp_file("qrels.txt", q);
+        a = temp_file("runA.txt", ra);
+        b = temp_file("runB.txt", rb);
+        d = temp_file("runD.txt", rd);
+    }
+};
+
+}  // namespace
+
+TEST(CompareRuns, MarksAndCorrections) {
+    // A = 1, .9, .8, .7, .6, .55; B = C = 0.5 everywhere (6 queries). A vs B: differences .5,
+    // .4, .3, .2, .1, .05 (distinct, all positive) -> Wilcoxon exact p = 2/2^6 = 0.03125;
+    // t = 3.628275563080048, p = 0.015087837876732929 (scipy ttest_rel). B vs C: all
+    // differences 0 -> p = 1. Mean A = 4.55/6 = 0.758333.
+    std::vector<EvalResult> rs{result_of({1, .9, .8, .7, .6, .55}), result_of({.5, .5, .5, .5, .5, .5}),
+                               result_of({.5, .5, .5, .5, .5, .5})};
+    std::vector<std::string> names{"A", "B", "C"};
+    CompareOptions o;
+    auto t = compare_runs(names, rs, o);  // both tests, no correction, all pairs
+    EXPECT_EQ(t.num_queries, 6u);
+    ASSERT_EQ(t.pairs.size(), 3u);
+    EXPECT_NEAR(t.means[0][0], 4.55 / 6.0, 1e-15);
+    EXPECT_TRUE(t.pairs[0].wilcoxon->exact);
+    EXPECT_DOUBLE_EQ(t.pairs[0].wilcoxon->p_value, 0.03125);
+    EXPECT_NEAR(t.pairs[0].t->p_value, 0.015087837876732929, 1e-12);
+    EXPECT_EQ(t.marks(0, 0), "bc");
+    EXPECT_EQ(t.marks(1, 0), "");
+    EXPECT_EQ(t.marks(2, 0), "");
+
+    // Bonferroni, m = 3: Wilcoxon 3·0.03125 = 0.09375 >= 0.05 -> no mark with both tests...
+    o.correction = Correction::Bonferroni;
+    auto bon = compare_runs(names, rs, o);
+    EXPECT_DOUBLE_EQ(bon.pairs[0].p_wilcoxon_adjusted, 0.09375);
+    EXPECT_EQ(bon.marks(0, 0), "");
+    // ... but the t-test alone still marks (3 · 0.0150878 = 0.0452635 < 0.05).
+    o.test = TestKind::T;
+    EXPECT_EQ(compare_runs(names, rs, o).marks(0, 0), "bc");
+    // Holm: sorted 0.03125, 0.03125, 1 -> 3·0.03125 = 0.09375, max(0.09375, 2·0.03125) =
+    // 0.09375, 1: no Wilcoxon mark.
+    o.test = TestKind::Wilcoxon;
+    o.correction = Correction::Holm;
+    auto holm = compare_runs(names, rs, o);
+    EXPECT_DOUBLE_EQ(holm.pairs[1].p_wilcoxon_adjusted, 0.09375);
+    EXPECT_EQ(holm.marks(0, 0), "");
+    // Baseline B: pairs (A,B) and (C,B); no correction -> A marked "b".
+    o.correction = Correction::None;
+    o.baseline = 1;
+    auto base = compare_runs(names, rs, o);
+    ASSERT_EQ(base.pairs.size(), 2u);
+    EXPECT_EQ(base.marks(0, 0), "b");
+    EXPECT_FALSE(base.pairs[0].t.has_value());  // Wilcoxon only
+
+    auto latex = format_comparison(base, CompareFormat::Latex);
+    EXPECT_NE(latex.find("0.7583$^{b}$"), std::string::npos) << latex;
+    auto json = nlohmann::json::parse(format_comparison(t, CompareFormat::Json));
+    EXPECT_EQ(json["table"][0]["marks"]["map"], "bc");
+
+    EXPECT_THROW(compare_runs({"A"}, {rs[0]}, {}), plumb::InvalidArgument);
+    CompareOptions bad;
+    bad.columns = {"ndcg"};
+    EXPECT_THROW(compare_runs(names, rs, bad), plumb::InvalidArgument);
+    bad = {};
+    bad.alpha = 1.5;
+    EXPECT_THROW(compare_runs(names, rs, bad), plumb::InvalidArgument);
+    EXPECT_EQ(run_letter(0), "a");
+    EXPECT_EQ(run_letter(27), "b1");
+}
+
+TEST(CompareCli, PaperStyleTableAndCsv) {
+    Fixture f;
+    auto r = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
+                 f.b.string() + " --name A --name B -m recip_rank");
+    ASSERT_EQ(r.status, 0) << r.out;
+    // A: mean RR 1, significantly better than B (mean (1/2 + ... + 1/7)/6 = 0.2655; scipy:
+    // t p = 4.0075e-05, Wilcoxon exact p = 0.03125).
+    EXPECT_NE(r.out.find("1.0000^b"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0.2655"), std::string::npos) << r.out;
+    auto csv = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
+                   f.b.string() + " --name A --name B -m recip_rank --format csv --test wilcoxon");
+    ASSERT_EQ(csv.status, 0) << csv.out;
+    EXPECT_NE(csv.out.find(",,,,21,0,0.03125,0.03125,1\n"),
+              std::string::npos)
+        << csv.out;
+    // Baseline by name; bad inputs.
+    auto base = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                    " --run " + f.b.string() + " --baseline runB.txt -m recip_rank");
+    EXPECT_EQ(base.status, 0) << base.out;
+    EXPECT_NE(base.out.find("baseline: runB.txt"), std::string::npos) << base.out;
+    auto missing = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                       " --run /nonexistent/run.txt");
+    EXPECT_EQ(missing.status, 1);
+    EXPECT_NE(missing.out.find("plumb: error:"), std::string::npos) << missing.out;
+    auto badtest = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                       " --run " + f.b.string() + " --test z");
+    EXPECT_EQ(badtest.status, 1) << badtest.out;
+    auto one = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string());
+    EXPECT_EQ(one.status, 1) << one.out;
+}
+
+TEST(CompareCli, GroupsAndSubsets) {
+    Fixture f;
+    // Attribute 1..6 for q1..q6: tercile edges 2.667 and 4.333 -> easy {q1,q2} (RR 1, 1),
+    // medium {q3,q4} (0.5, 0.5), hard {q5,q6} (1/3, 1/3).
+    auto groups = temp_file("complexity.tsv", "q1\t1\nq2\t2\nq3\t3\nq4\t4\nq5\t5\nq6\t6\n");
+    auto g = run("eval-groups --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                 " --name D -m recip_rank --groups " + groups.string() + " --format csv");
+    ASSERT_EQ(g.status, 0) << g.out;
+    EXPECT_NE(g.out.find("D,recip_rank,easy,2,1.0000000000,0.0000000000,0.0000000000"),
+              std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("D,recip_rank,medium,2,0.5000000000,0.0000000000,0.0000000000"),
+              std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("D,recip_rank,hard,2,0.3333333333"), std::string::npos) << g.out;
+    // Overall: mean (2 + 1 + 2/3)/6 = 0.6111111111.
+    EXPECT_NE(g.out.find("D,recip_rank,all,6,0.6111111111"), std::string::npos) << g.out;
+
+    // Shown ranks: q1-q3 selected at rank 1, q4-q6 at rank 2, q7 unanswered (no qrels).
+    std::string shown;
+    for (int i = 1; i <= 7; ++i) {
+        const std::string id = "q" + std::to_string(i);
+        shown += id + "\t1\tp" + id + "a\t" + (i <= 3 ? "1" : "0") + "\n";
+        shown += id + "\t2\tp" + id + "b\t" + (i >= 4 && i <= 6 ? "1" : "0") + "\n";
+    }
+    auto shown_file = temp_file("shown.tsv", shown);
+    auto types = temp_file("types.tsv", "q1\tNUMERIC\nq7\tNUMERIC\nq2\tPERSON\n");
+    auto s = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                 " --name D --shown " + shown_file.string() + " --types " + types.string() +
+                 " --format csv");
+    ASSERT_EQ(s.status, 0) << s.out;
+    // All = 7 queries: (1+1+0.5+0.5+1/3+1/3+0)/7 = (11/3)/7 = 0.5238095238.
+    // S_2 = q1..q6: (11/3)/6 = 0.6111111111. S_1 = q1..q3: (1+1+0.5)/3 = 0.8333333333.
+    EXPECT_NE(s.out.find("mrr_cut_10,All,7,D,0.5238095238"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("mrr_cut_10,2,6,D,0.6111111111"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("mrr_cut_10,1,3,D,0.8333333333"), std::string::npos) << s.out;
+    // Unanswered: all 1/7; NUMERIC q1 (answered), q7 (unanswered) -> 1/2.
+    EXPECT_NE(s.out.find("all,7,1,0.1428571429"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("NUMERIC,2,1,0.5000000000"), std::string::npos) << s.out;
+
+    // qid list: q1, q5 and q9 (no judgements): mean over q1, q5 = (1 + 1/3)/2 = 0.6666666667.
+    auto ids = temp_file("ids.txt", "q1\nq5\nq9\n");
+    auto l = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                 " --name D --qids " + ids.string() + " --format csv");
+    ASSERT_EQ(l.status, 0) << l.out;
+    EXPECT_NE(l.out.find("D,mrr_cut_10,2,0.6666666667"), std::string::npos) << l.out;
+
+    auto bad = temp_file("badshown.tsv", "q1\t1\tp\t0\nq1\tx\tp2\t1\n");
+    auto e = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                 " --shown " + bad.string());
+    EXPECT_EQ(e.status, 1);
+    EXPECT_NE(e.out.find("badshown.tsv:2:"), std::string::npos) << e.out;
+}
