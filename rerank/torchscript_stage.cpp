@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
 
 namespace plumb::rerank {
 
@@ -170,6 +173,60 @@ std::vector<float> TorchScriptStage::score_pairs(std::string_view query,
 const TorchScriptStageOptions& TorchScriptStage::options() const noexcept { return m_impl->opt; }
 const WordPieceTokenizer& TorchScriptStage::tokenizer() const noexcept {
     return *m_impl->tokenizer;
+}
+
+std::unique_ptr<TorchScriptStage> make_torchscript_stage(const fs::path& path,
+                                                         TorchScriptStageOptions base) {
+    std::error_code ec;
+    fs::path dir = path;
+    if (fs::is_directory(path, ec)) {
+        if (fs::is_regular_file(path / "model.pt", ec)) {
+            base.model = path / "model.pt";
+        } else {
+            std::vector<fs::path> found;
+            for (const auto& e : fs::directory_iterator(path, ec)) {
+                const auto ext = e.path().extension().string();
+                if (e.is_regular_file() && (ext == ".pt" || ext == ".ts" || ext == ".torchscript")) {
+                    found.push_back(e.path());
+                }
+            }
+            if (found.size() != 1) {
+                throw CheckpointError(path.string() + ": expected model.pt or exactly one "
+                                      "*.pt/*.ts/*.torchscript file, found " +
+                                      std::to_string(found.size()));
+            }
+            base.model = found.front();
+        }
+    } else {
+        base.model = path;
+        dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    }
+    base.tokenizer = dir;
+    const fs::path cfg = dir / "torchscript.json";
+    if (fs::is_regular_file(cfg, ec)) {
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(read_file(cfg));
+        } catch (const nlohmann::json::exception& e) {
+            throw CheckpointError(cfg.string() + ": invalid JSON: " + e.what());
+        }
+        if (!j.is_object()) throw CheckpointError(cfg.string() + ": expected a JSON object");
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const auto& k = it.key();
+            const auto& v = it.value();
+            if (k == "positive_index" && v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+                base.positive_index = v.get<std::int64_t>();
+            } else if (k == "pass_token_type_ids" && v.is_boolean()) {
+                base.pass_token_type_ids = v.get<bool>();
+            } else if (k == "max_length" && v.is_number_integer() && v.get<std::int64_t>() >= 3) {
+                base.max_length = v.get<std::size_t>();
+            } else {
+                throw CheckpointError(cfg.string() + ": " + k + ": unknown key or bad value " +
+                                      v.dump());
+            }
+        }
+    }
+    return std::make_unique<TorchScriptStage>(std::move(base));
 }
 
 }  // namespace plumb::rerank

@@ -83,4 +83,14 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// Builds the stage from a model folder, for CLIs (`plumb rerank --type torchscript --model
+/// DIR`): DIR holds the TorchScript file (`model.pt`, else the only `*.pt`/`*.ts`/`*.torchscript`
+/// file), `vocab.txt` (+ optional `tokenizer_config.json`) and optionally `torchscript.json`
+/// with any of {"positive_index": 1, "pass_token_type_ids": true, "max_length": 512} (these
+/// override `base`). `path` may also be the TorchScript file itself, with vocab.txt beside it.
+/// `base` supplies depth, batch size, threads, etc. Throws CheckpointError for a missing or
+/// ambiguous model file or a bad torchscript.json.
+std::unique_ptr<TorchScriptStage> make_torchscript_stage(const std::filesystem::path& path,
+                                                         TorchScriptStageOptions base = {});
+
 }  // namespace plumb::rerank

@@ -178,3 +178,27 @@ def forward(self, input_ids, attention_mask, token_type_ids):
     o.batch_size = 0;
     EXPECT_THROW(TorchScriptStage s(o), plumb::InvalidArgument);
 }
+
+TEST(TorchScriptStage, FromModelFolderWithSettings) {
+    auto dir = temp_dir() / "folder";
+    fs::create_directories(dir);
+    fs::copy_file(scripted("two_f", kTwoLabelModel), dir / "cross.pt",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(tokenizer_dir() / "vocab.txt", dir / "vocab.txt",
+                  fs::copy_options::overwrite_existing);
+    TorchScriptStageOptions base;
+    base.depth = 7;
+    auto stage = make_torchscript_stage(dir, base);
+    EXPECT_EQ(stage->depth(), 7u);
+    std::vector<std::string_view> passages = {"world"};
+    EXPECT_EQ(stage->score_pairs("hello", passages), (std::vector<float>{205}));
+    std::ofstream(dir / "torchscript.json") << R"({"positive_index": 0, "max_length": 4})";
+    stage = make_torchscript_stage(dir / "cross.pt", base);
+    // max_length 4: [CLS] hello [SEP] [SEP] -> the passage is cut entirely, -length = -4
+    EXPECT_EQ(stage->score_pairs("hello", passages), (std::vector<float>{-4}));
+    std::ofstream(dir / "torchscript.json") << R"({"positive_idx": 0})";
+    EXPECT_THROW(make_torchscript_stage(dir, base), plumb::CheckpointError);
+    fs::remove(dir / "torchscript.json");
+    fs::copy_file(dir / "cross.pt", dir / "other.ts");
+    EXPECT_THROW(make_torchscript_stage(dir, base), plumb::CheckpointError);  // ambiguous
+}
