@@ -200,13 +200,24 @@ struct BasicTokenizer::Impl {
         run_piece(text.substr(start), emit);
     }
 
+    /// Processes `text` chunk by chunk between ASCII whitespace: words never span such a
+    /// separator, and NFC never composes across it (spaces, TAB, LF, CR are starters that
+    /// compose with nothing), so each chunk can take the ASCII fast path on its own.
     template <class Emit>
     void run_piece(std::string_view text, Emit& emit) const {
-        if (text.empty()) return;
-        if (is_ascii(text)) {
-            run_ascii(text, emit);
-        } else {
-            run_unicode(text, emit);
+        auto is_sep = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+        std::size_t i = 0;
+        while (i < text.size()) {
+            while (i < text.size() && is_sep(text[i])) ++i;
+            const std::size_t b = i;
+            while (i < text.size() && !is_sep(text[i])) ++i;
+            if (b == i) break;
+            const std::string_view chunk = text.substr(b, i - b);
+            if (is_ascii(chunk)) {
+                run_ascii(chunk, emit);
+            } else {
+                run_unicode(chunk, emit);
+            }
         }
     }
 
