@@ -10,10 +10,18 @@
 
 namespace plumb::eval::detail {
 
-/// trec_eval's field separators: C isspace() in the "C" locale.
-inline bool is_space(char c) noexcept {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
+/// trec_eval's field separators: C isspace() in the "C" locale, as a lookup table.
+struct SpaceTable {
+    bool v[256] = {};
+    constexpr SpaceTable() {
+        v[static_cast<unsigned char>(' ')] = v[static_cast<unsigned char>('\t')] = true;
+        v[static_cast<unsigned char>('\n')] = v[static_cast<unsigned char>('\v')] = true;
+        v[static_cast<unsigned char>('\f')] = v[static_cast<unsigned char>('\r')] = true;
+    }
+};
+inline constexpr SpaceTable kSpaceTable{};
+
+inline bool is_space(char c) noexcept { return kSpaceTable.v[static_cast<unsigned char>(c)]; }
 
 /// Splits `line` on runs of whitespace into at most `max` fields; returns how many were found
 /// (`max` when there are `max` or more).

@@ -92,10 +92,14 @@ std::pair<std::size_t, std::size_t> find_duplicate(Scratch& s) {
 /// trec_eval's ranking (form_res_rels.c comp_sim_docno): score descending, then docid
 /// descending by strcmp.
 void rank_items(std::vector<Item>& items) {
-    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    auto before = [](const Item& a, const Item& b) {
         if (a.score != b.score) return a.score > b.score;
         return a.docid > b.docid;
-    });
+    };
+    // Runs are usually written in this order already: check in O(n) before sorting.
+    if (!std::is_sorted(items.begin(), items.end(), before)) {
+        std::sort(items.begin(), items.end(), before);
+    }
 }
 
 /// Ranks `s.items` and fills `s.rels`, then computes the measures into `out`.
