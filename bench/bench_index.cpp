@@ -237,6 +237,16 @@ struct XapianWorker {
     Xapian::Enquire enquire;
 };
 
+/// The 1-minute load average (other work on the machine distorts every figure).
+double load_average() {
+    double l = -1;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &l) != 1) l = -1;
+        std::fclose(f);
+    }
+    return l;
+}
+
 std::string fmt(double v, int prec = 1) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", prec, v);
@@ -269,6 +279,7 @@ int main(int argc, char** argv) {
 
     try {
         auto bench_t0 = Clock::now();
+        const double load_start = load_average();
         fs::create_directories(work);
         const fs::path plumb_dir = work / "plumb-index";
         const fs::path xapian_dir = work / "xapian-db";
@@ -329,7 +340,7 @@ int main(int argc, char** argv) {
         }
 
         // Sanity: top-10 agreement between the two systems (idf formulas differ slightly:
-        // plumb ln(1 + (N-n+0.5)/(n+0.5)), Xapian ln((N-n+0.5)/(n+0.5)) with a floor).
+        // plumb ln(1 + x), x = (N-n+0.5)/(n+0.5); Xapian ln(x), or ln(x/2 + 1) when x < 2).
         double overlap = -1;
         if (!skip_xapian) {
             XapianWorker w(xapian_dir);
@@ -367,8 +378,12 @@ int main(int argc, char** argv) {
         }
 
         // ---------------- Report ----------------
-        std::printf("\n== bench_index: %llu passages, %zu topics ==\n",
-                    static_cast<unsigned long long>(docs), nq);
+        const double load_end = load_average();
+        std::printf("\n== bench_index: %llu passages, %zu topics; %u hardware threads, load "
+                    "average %.1f at start, %.1f at end ==\n",
+                    static_cast<unsigned long long>(docs), nq, std::thread::hardware_concurrency(),
+                    load_start, load_end);
+        out["load_average"] = {load_start, load_end};
         std::printf("\nIndexing (plumb: %u analysis thread(s) + writer; Xapian: 1 thread)\n",
                     index_threads);
         std::printf("  %-8s %12s %10s %14s\n", "system", "docs/s", "seconds", "peak RSS MB");
