@@ -316,3 +316,153 @@ TEST(Format, TrecEvalText) {
     EXPECT_NE(json.find("\"map\": 0.5"), std::string::npos) << json;
     EXPECT_THROW(parse_output_format("xml"), ConfigError);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The evaluator against a naive reference written from the textbook definitions, on random
+// queries with ties, unjudged documents, graded and negative judgements, empty lists.
+// ---------------------------------------------------------------------------------------------
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+namespace {
+
+struct NaiveQuery {
+    std::map<std::string, long> qrels;
+    std::vector<std::pair<std::string, float>> run;
+};
+
+/// Ranked docids: sort ascending by (score, docid), then reverse = score desc, docid desc.
+std::vector<std::string> naive_rank(const NaiveQuery& q) {
+    auto v = q.run;
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second < b.second : a.first < b.first;
+    });
+    std::reverse(v.begin(), v.end());
+    std::vector<std::string> out;
+    for (auto& p : v) out.push_back(p.first);
+    return out;
+}
+
+std::map<std::string, double> naive_measures(const NaiveQuery& q) {
+    auto ranked = naive_rank(q);
+    auto grade = [&](const std::string& d) -> long {
+        auto it = q.qrels.find(d);
+        return it == q.qrels.end() ? -100 : it->second;
+    };
+    auto rel = [&](const std::string& d) { return grade(d) >= 1; };
+    long R = 0, N = 0;
+    std::vector<double> gains;
+    for (auto& [d, g] : q.qrels) {
+        if (g >= 1) ++R;
+        if (g == 0) ++N;
+        if (g > 0) gains.push_back(static_cast<double>(g));
+    }
+    std::sort(gains.rbegin(), gains.rend());
+    auto rel_in_top = [&](std::size_t k) {
+        long c = 0;
+        for (std::size_t i = 0; i < std::min(k, ranked.size()); ++i) c += rel(ranked[i]);
+        return c;
+    };
+    auto dcg_at = [&](std::size_t k) {
+        double s = 0;
+        for (std::size_t i = 0; i < std::min(k, ranked.size()); ++i) {
+            long g = grade(ranked[i]);
+            if (g > 0) s += g / std::log2(static_cast<double>(i) + 2);
+        }
+        return s;
+    };
+    auto idcg_at = [&](std::size_t k) {
+        double s = 0;
+        for (std::size_t i = 0; i < std::min(k, gains.size()); ++i) {
+            s += gains[i] / std::log2(static_cast<double>(i) + 2);
+        }
+        return s;
+    };
+    std::map<std::string, double> m;
+    double ap = 0, bpref = 0;
+    long nonrel_above = 0;
+    double rr = 0;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+        if (rel(ranked[i])) {
+            ap += static_cast<double>(rel_in_top(i + 1)) / static_cast<double>(i + 1);
+            if (rr == 0) rr = 1.0 / static_cast<double>(i + 1);
+            bpref += nonrel_above == 0 ? 1.0
+                                       : 1.0 - static_cast<double>(std::min(nonrel_above, R)) /
+                                                   static_cast<double>(std::min(N, R));
+        } else if (grade(ranked[i]) == 0) {
+            ++nonrel_above;
+        }
+    }
+    m["map"] = R ? ap / static_cast<double>(R) : 0;
+    m["bpref"] = R ? bpref / static_cast<double>(R) : 0;
+    m["recip_rank"] = rr;
+    m["Rprec"] = R ? static_cast<double>(rel_in_top(static_cast<std::size_t>(R))) / R : 0;
+    for (std::size_t k : {1, 3, 10, 100}) {
+        const std::string ks = std::to_string(k);
+        m["P_" + ks] = static_cast<double>(rel_in_top(k)) / static_cast<double>(k);
+        m["recall_" + ks] = R ? static_cast<double>(rel_in_top(k)) / R : 0;
+        m["success_" + ks] = rel_in_top(k) > 0 ? 1 : 0;
+        m["ndcg_cut_" + ks] = idcg_at(k) > 0 ? dcg_at(k) / idcg_at(k) : 0;
+        m["mrr_cut_" + ks] = (rr > 0 && 1.0 / rr <= static_cast<double>(k)) ? rr : 0;
+    }
+    m["ndcg"] = idcg_at(gains.size()) > 0 ? dcg_at(ranked.size()) / idcg_at(gains.size()) : 0;
+    m["num_ret"] = static_cast<double>(ranked.size());
+    m["num_rel"] = static_cast<double>(R);
+    m["num_rel_ret"] = static_cast<double>(rel_in_top(ranked.size()));
+    return m;
+}
+
+}  // namespace
+
+TEST(Measures, AgreeWithNaiveReferenceOnRandomQueries) {
+    std::mt19937 rng(7);
+    const float score_levels[] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f};
+    Qrels qrels;
+    std::vector<NaiveQuery> naive;
+    std::vector<RankedList> lists;
+    for (int qi = 0; qi < 200; ++qi) {
+        NaiveQuery nq;
+        const std::string qid = "q" + std::to_string(qi);
+        int nj = static_cast<int>(rng() % 30);
+        for (int j = 0; j < nj; ++j) {
+            std::string d = "d" + std::to_string(rng() % 60);
+            long g = static_cast<long>(rng() % 5) - 1;  // -1..3
+            if (nq.qrels.emplace(d, g).second) qrels.add(qid, d, g);
+        }
+        if (nq.qrels.empty()) {
+            nq.qrels.emplace("d0", 0);
+            qrels.add(qid, "d0", 0);
+        }
+        std::map<std::string, float> run;
+        int nr = static_cast<int>(rng() % 50);
+        for (int j = 0; j < nr; ++j) {
+            run.emplace("d" + std::to_string(rng() % 60), score_levels[rng() % 5]);
+        }
+        RankedList l;
+        l.qid = qid;
+        for (auto& [d, s] : run) {
+            nq.run.emplace_back(d, s);
+            l.candidates.push_back(Candidate{d, s, {}, {}});
+        }
+        std::shuffle(l.candidates.begin(), l.candidates.end(), rng);
+        naive.push_back(nq);
+        lists.push_back(l);
+    }
+    Evaluator ev(std::make_shared<const Qrels>(std::move(qrels)),
+                 MeasureSet::parse({"num_ret", "num_rel", "num_rel_ret", "map", "bpref",
+                                    "recip_rank", "Rprec", "P.1,3,10,100", "recall.1,3,10,100",
+                                    "success.1,3,10,100", "ndcg", "ndcg_cut.1,3,10,100",
+                                    "mrr_cut.1,3,10,100"}));
+    const auto& cols = ev.measures().columns();
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+        auto got = *ev.evaluate_query(lists[i]);
+        auto want = naive_measures(naive[i]);
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            ASSERT_TRUE(want.count(cols[c].name)) << cols[c].name;
+            EXPECT_NEAR(got[c], want[cols[c].name], 1e-12)
+                << lists[i].qid << " " << cols[c].name;
+        }
+    }
+}
