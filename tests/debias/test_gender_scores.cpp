@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "debias/gender_scores.hpp"
+#include "debias_test_util.hpp"
+#include "eval/bias_metrics.hpp"
+#include "eval/gender.hpp"
+#include "plugin/error.hpp"
+
+namespace db = plumb::debias;
+namespace ev = plumb::eval;
+using namespace debias_test;
+
+TEST(GenderScores, CorpusMagnitudesMatchTheDefinitions) {
+    auto dir = temp_dir();
+    db::GenderScoreOptions o;
+    o.wordlist = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
+    o.corpus = write(dir / "c.tsv",
+                     "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
+    o.output_prefix = dir / "bias";
+    auto s = db::score_gender(o);
+    EXPECT_EQ(s.passages, 3u);
+    EXPECT_EQ(s.with_female, 1u);
+    EXPECT_EQ(s.with_male, 2u);
+    EXPECT_EQ(s.ibbr_male, 1u);
+    EXPECT_EQ(s.ibbr_female, 1u);
+    EXPECT_EQ(s.ibbr_neutral, 1u);
+
+    // d1: c_f = 2 (she x2), c_m = 1 (he). d2: c_m = 3. d3: nothing.
+    auto tc = ev::read_bias_file(dir / "bias.tc.tsv", ev::BiasVariant::Tc);
+    EXPECT_DOUBLE_EQ(tc["d1"].bias, 1.0);
+    EXPECT_DOUBLE_EQ(tc["d1"].female, 2.0);
+    EXPECT_DOUBLE_EQ(tc["d1"].male, 1.0);
+    EXPECT_DOUBLE_EQ(tc["d2"].bias, -3.0);
+    auto tf = ev::read_bias_file(dir / "bias.tf.tsv", ev::BiasVariant::Tf);
+    EXPECT_DOUBLE_EQ(tf["d1"].bias, std::log(3.0) - std::log(2.0));
+    EXPECT_DOUBLE_EQ(tf["d2"].male, std::log(4.0));
+    auto bl = ev::read_bias_file(dir / "bias.bool.tsv", ev::BiasVariant::Bool);
+    EXPECT_DOUBLE_EQ(bl["d1"].bias, 0.0);
+    EXPECT_DOUBLE_EQ(bl["d2"].bias, -1.0);
+    EXPECT_DOUBLE_EQ(bl["d3"].female, 0.0);
+    // IBBR: d1 = ln(1+1) [he] - ln(1+2) [she] < 0; d2 = ln(1+2) [him] + ln(1+1) [he] > 0.
+    auto labels = ev::read_bias_labels(dir / "bias.ibbr.tsv");
+    EXPECT_EQ(labels["d1"], -1);
+    EXPECT_EQ(labels["d2"], 1);
+    EXPECT_EQ(labels["d3"], 0);
+    auto mags = lines(dir / "bias.ibbr_magnitude.tsv");
+    ASSERT_EQ(mags.size(), 4u);  // comment + 3
+    EXPECT_NEAR(std::stod(mags[1].substr(3)), std::log(2.0) - std::log(3.0), 1e-15);
+    EXPECT_NEAR(std::stod(mags[2].substr(3)), std::log(3.0) + std::log(2.0), 1e-15);
+}
+
+TEST(GenderScores, BadInputsFailCleanly) {
+    auto dir = temp_dir();
+    db::GenderScoreOptions o;
+    o.wordlist = write(dir / "words.txt", "she,f\nhe,x\n");
+    o.corpus = write(dir / "c.tsv", "d1\tshe\n");
+    o.output_prefix = dir / "bias";
+    try {
+        db::score_gender(o);
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 2u);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "bias.tc.tsv"));
+    o.wordlist = write(dir / "w2.txt", "she,f\n");
+    o.index_dir = dir;  // both corpus and index
+    EXPECT_THROW(db::score_gender(o), plumb::InvalidArgument);
+    o.index_dir.clear();
+    o.corpus = write(dir / "bad.tsv", "d1\tshe\nnotab\n");
+    EXPECT_THROW(db::score_gender(o), plumb::ParseError);
+    EXPECT_TRUE(no_temp_files(dir));
+}
+
+TEST(GenderScores, QueryLabels) {
+    auto dir = temp_dir();
+    auto words = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
+    auto topics = write(dir / "topics.tsv",
+                        "q1\tshe is here\nq2\twhat did he say\nq3\tshe and he\nq4\tnone\n"
+                        "q5\tshe her he\n");
+    auto s = db::label_query_gender(words, topics, dir / "labels.tsv");
+    EXPECT_EQ(lines(dir / "labels.tsv"),
+              (std::vector<std::string>{"q1\tf", "q2\tm", "q3\tn", "q4\tn", "q5\tn"}));
+    EXPECT_EQ(s.both, 2u);
+    EXPECT_EQ(s.neutral, 3u);
+    db::label_query_gender(words, topics, dir / "maj.tsv", /*majority=*/true);
+    auto maj = lines(dir / "maj.tsv");
+    EXPECT_EQ(maj[2], "q3\tn");  // tie stays neutral
+    EXPECT_EQ(maj[4], "q5\tf");  // 2 female vs 1 male
+}

@@ -1,0 +1,229 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "debias/balance.hpp"
+#include "debias/liwc.hpp"
+#include "debias_test_util.hpp"
+#include "eval/bias_metrics.hpp"
+#include "plugin/error.hpp"
+
+namespace db = plumb::debias;
+using namespace debias_test;
+
+namespace {
+const char* kDic =
+    "%\n"                  // 1
+    "1\tposemo\n"          // 2
+    "2\tnegemo\n"          // 3
+    "3\tsocial\n"          // 4
+    "%\n"                  // 5
+    "happy\t1\n"           // 6
+    "happ*\t1\t3\n"        // 7
+    "hate*\t2\n"           // 8
+    "ha*\t3\n"             // 9
+    "Friend*\t3\n"         // 10
+    "good\t1\n";           // 11
+}  // namespace
+
+TEST(Liwc, ParsesCategoriesExactAndPrefixEntries) {
+    auto dic = db::LiwcDictionary::parse(kDic, "t.dic");
+    ASSERT_EQ(dic.categories().size(), 3u);
+    EXPECT_EQ(dic.categories()[1].name, "negemo");
+    EXPECT_EQ(dic.find_category("social"), 3);
+    EXPECT_EQ(dic.find_category("2"), 2);
+    EXPECT_FALSE(dic.find_category("nope"));
+    EXPECT_EQ(dic.exact_entries(), 2u);
+    EXPECT_EQ(dic.prefix_entries(), 4u);
+    EXPECT_EQ(dic.lookup("happy"), (std::vector<int>{1}));       // exact beats happ*
+    EXPECT_EQ(dic.lookup("happiness"), (std::vector<int>{1, 3}));  // happ* (longest prefix)
+    EXPECT_EQ(dic.lookup("happ"), (std::vector<int>{1, 3}));     // prefix matches itself
+    EXPECT_EQ(dic.lookup("hated"), (std::vector<int>{2}));       // hate* beats ha*
+    EXPECT_EQ(dic.lookup("hat"), (std::vector<int>{3}));         // ha*
+    EXPECT_EQ(dic.lookup("friends"), (std::vector<int>{3}));     // lower-cased entry
+    EXPECT_TRUE(dic.lookup("sad").empty());
+    EXPECT_TRUE(dic.lookup("h").empty());
+}
+
+TEST(Liwc, BadLinesAreParseErrorsOrSkippedAndCounted) {
+    std::string text = std::string(kDic) + "bad line here\n" + "kind of\t1\n" + "foo\t9\n" +
+                       "like\t(02 134)125/464\n" + "fo*o\t1\n" + "lonely\n";
+    try {
+        db::LiwcDictionary::parse(text, "t.dic");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.file(), "t.dic");
+        EXPECT_EQ(e.line(), 12u);
+    }
+    auto dic = db::LiwcDictionary::parse(text, "t.dic", /*skip_bad=*/true);
+    EXPECT_EQ(dic.skipped_lines(), (std::vector<std::uint64_t>{12, 13, 14, 15, 16, 17}));
+    EXPECT_EQ(dic.lookup("good"), (std::vector<int>{1}));
+    // Structural errors are never skipped.
+    EXPECT_THROW(db::LiwcDictionary::parse("happy\t1\n", "x", true), plumb::ParseError);
+    EXPECT_THROW(db::LiwcDictionary::parse("%\n1\tposemo\n", "x", true), plumb::ParseError);
+    EXPECT_THROW(db::LiwcDictionary::parse("", "x"), plumb::ParseError);
+    try {
+        db::LiwcDictionary::parse("%\n1\ta\n1\tb\n%\n", "dup.dic");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 3u);
+    }
+}
+
+TEST(Liwc, PhiIsPerCategoryTokenProportion) {
+    auto dic = db::LiwcDictionary::parse(kDic, "t.dic");
+    auto cats = db::resolve_categories(dic, {"posemo", "negemo", "social"});
+    // Tokens: happy, friends, hate, it (punctuation stripped) -> 4 counted tokens.
+    auto phi = db::liwc_phi("Happy friends, hate it!", dic, cats);
+    ASSERT_EQ(phi.size(), 3u);
+    EXPECT_DOUBLE_EQ(phi[0], 0.25);
+    EXPECT_DOUBLE_EQ(phi[1], 0.25);
+    EXPECT_DOUBLE_EQ(phi[2], 0.25);
+    // + happiness (posemo and social): 5 tokens.
+    phi = db::liwc_phi("Happy friends, hate it! happiness", dic, cats);
+    EXPECT_DOUBLE_EQ(phi[0], 0.4);
+    EXPECT_DOUBLE_EQ(phi[1], 0.2);
+    EXPECT_DOUBLE_EQ(phi[2], 0.4);
+    EXPECT_EQ(db::liwc_phi(" ... ", dic, cats), (std::vector<double>{0, 0, 0}));
+    EXPECT_EQ(db::resolve_categories(dic, {}).size(), 3u);
+    try {
+        db::resolve_categories(dic, {"anger"});
+        FAIL();
+    } catch (const plumb::InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("posemo"), std::string::npos);
+    }
+}
+
+TEST(Liwc, CosineSimilarity) {
+    EXPECT_DOUBLE_EQ(db::cosine_similarity({1, 0}, {0, 1}), 0.0);
+    EXPECT_NEAR(db::cosine_similarity({1, 1}, {1, 0}), 1 / std::sqrt(2.0), 1e-12);
+    EXPECT_DOUBLE_EQ(db::cosine_similarity({0, 0}, {1, 0}), 0.0);
+    EXPECT_THROW(db::cosine_similarity({1}, {1, 2}), plumb::InvalidArgument);
+}
+
+namespace {
+std::vector<db::GeneratedPair> five_pairs() {
+    return {{"f1", "q", "f1", "p"}, {"f2", "q", "f2", "p"}, {"m1", "q", "m1", "p"},
+            {"m2", "q", "m2", "p"}, {"n1", "q", "n1", "p"}};
+}
+}  // namespace
+
+TEST(Balance, MatchesEachQueryToTheMostSimilarOtherGender) {
+    auto pairs = five_pairs();
+    std::vector<char> g = {'f', 'f', 'm', 'm', 'n'};
+    std::vector<std::vector<double>> phi = {{1, 0}, {1, 1}, {1, 0.1}, {0, 1}, {1, 0}};
+    auto res = db::match_cross_gender(pairs, g, phi);
+    EXPECT_EQ(res.female_queries, 2u);
+    EXPECT_EQ(res.male_queries, 2u);
+    EXPECT_EQ(res.neutral_or_unlabelled, 1u);
+    // f1->m1 (0.995), f2->m1 (1.1/(sqrt2*sqrt1.01) = 0.774), m1->f1, m2->f2 (0.707).
+    ASSERT_EQ(res.matches.size(), 3u);
+    EXPECT_EQ(res.matches[0].female, 0u);
+    EXPECT_EQ(res.matches[0].male, 2u);
+    EXPECT_NEAR(res.matches[0].cosine, 1 / std::sqrt(1.01), 1e-12);
+    EXPECT_TRUE(res.matches[0].female_to_male && res.matches[0].male_to_female);
+    EXPECT_EQ(res.matches[1].female, 1u);
+    EXPECT_EQ(res.matches[1].male, 2u);
+    EXPECT_NEAR(res.matches[1].cosine, 1.1 / (std::sqrt(2.0) * std::sqrt(1.01)), 1e-12);
+    EXPECT_TRUE(res.matches[1].female_to_male && !res.matches[1].male_to_female);
+    EXPECT_EQ(res.matches[2].female, 1u);
+    EXPECT_EQ(res.matches[2].male, 3u);
+    EXPECT_NEAR(res.matches[2].cosine, 1 / std::sqrt(2.0), 1e-12);
+
+    EXPECT_EQ(db::select_augmentation(res, 4), (std::vector<std::size_t>{0, 2, 1, 3}));
+    EXPECT_EQ(db::select_augmentation(res, 3), (std::vector<std::size_t>{0, 2, 1}));
+    EXPECT_TRUE(db::select_augmentation(res, 1).empty());  // a pair would exceed the target
+    EXPECT_EQ(db::select_augmentation(res, 100).size(), 4u);  // pairs exhausted
+
+    phi[1] = {0, 0};  // f2 has no dictionary word: cannot be matched
+    auto res2 = db::match_cross_gender(pairs, g, phi);
+    EXPECT_EQ(res2.unmatchable, 1u);
+    // f1 <-> m1, and m2's only candidate is f1 (cosine 0).
+    ASSERT_EQ(res2.matches.size(), 2u);
+    EXPECT_DOUBLE_EQ(res2.matches[1].cosine, 0.0);
+}
+
+TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
+    auto dir = temp_dir();
+    write(dir / "t.dic", kDic);
+    write(dir / "pairs.tsv",
+          "f1\tq f1\thappy happy friends\n"
+          "f2\tq f2\thate hate hate\n"
+          "m1\tq m1\thappy friends friends\n"
+          "m2\tq m2\thated it\n"
+          "n1\tq n1\tneutral text\n");
+    write(dir / "gender.tsv", "f1\tf\nf2\tf\nm1\tm\nm2\tm\nn1\tn\n");
+    std::string train;
+    for (int i = 0; i < 8; ++i) train += "query " + std::to_string(i) + "\tpassage\n";
+    write(dir / "train.tsv", train);
+    db::BalanceOptions o;
+    o.pairs = dir / "pairs.tsv";
+    o.query_gender = dir / "gender.tsv";
+    o.dictionary = dir / "t.dic";
+    o.categories = {"posemo", "negemo", "social"};
+    o.train = dir / "train.tsv";
+    o.ratios = {0.25, 0.5};
+    o.output_dir = dir / "out";
+    auto rep = db::run_balance(o);
+    // phi: f1 (2/3,0,1/3), f2 (0,1,0), m1 (1/3,0,2/3), m2 (0,1/2,0).
+    // f1 <-> m1 (cosine (4/9)/(5/9) = 0.8) and f2 <-> m2 (cosine 1) match each other.
+    ASSERT_EQ(rep.match.matches.size(), 2u);
+    ASSERT_EQ(rep.outputs.size(), 2u);
+    EXPECT_EQ(rep.outputs[0].target, 2u);  // round(0.25 * 8)
+    EXPECT_EQ(rep.outputs[0].added, 2u);
+    EXPECT_EQ(rep.outputs[1].target, 4u);
+    EXPECT_EQ(rep.outputs[1].added, 4u);
+    EXPECT_EQ(rep.outputs[1].added_female, 2u);
+    auto l25 = lines(dir / "out" / "train_r0.25.tsv");
+    ASSERT_EQ(l25.size(), 10u);
+    // Highest cosine first: f2 <-> m2.
+    EXPECT_EQ(l25[8], "q f2\thate hate hate");
+    EXPECT_EQ(l25[9], "q m2\thated it");
+    EXPECT_EQ(lines(dir / "out" / "train_r0.5.tsv").size(), 12u);
+    auto cv = plumb::eval::read_category_vectors(dir / "out" / "phi.tsv");
+    EXPECT_EQ(cv.categories, (std::vector<std::string>{"posemo", "negemo", "social"}));
+    ASSERT_EQ(cv.vectors.count("m2"), 1u);
+    EXPECT_DOUBLE_EQ(cv.vectors["m2"][1], 0.5);
+    auto j = nlohmann::json::parse(slurp(dir / "out" / "report.json"));
+    EXPECT_EQ(j["matched_pairs"], 2);
+    EXPECT_FALSE(j["one_to_one"].get<bool>());
+    EXPECT_TRUE(is_png(dir / "out" / "cosine.png"));
+    EXPECT_TRUE(is_svg(dir / "out" / "cosine.svg"));
+    EXPECT_EQ(lines(dir / "out" / "matches.tsv").size(), 3u);
+
+    // Triples get a negative drawn from another pair.
+    std::string triples;
+    for (int i = 0; i < 4; ++i) triples += "query\tpos\tneg\n";
+    write(dir / "triples.tsv", triples);
+    o.train = dir / "triples.tsv";
+    o.ratios = {1.0};
+    o.output_dir = dir / "out3";
+    db::run_balance(o);
+    auto lt = lines(dir / "out3" / "train_r1.tsv");
+    ASSERT_EQ(lt.size(), 8u);
+    for (std::size_t i = 4; i < 8; ++i) {
+        auto first = lt[i].find('\t'), second = lt[i].find('\t', first + 1);
+        ASSERT_NE(second, std::string::npos);
+        EXPECT_NE(lt[i].substr(first + 1, second - first - 1), lt[i].substr(second + 1));
+    }
+}
+
+TEST(Balance, BadInputsFailCleanly) {
+    auto dir = temp_dir();
+    auto p = write(dir / "pairs.tsv", "f1\tq\tp\nf1\tq\tp\n");
+    try {
+        db::read_generated_pairs(p);
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 2u);
+    }
+    write(dir / "p2.tsv", "only\ttwo\n");
+    EXPECT_THROW(db::read_generated_pairs(dir / "p2.tsv"), plumb::ParseError);
+    db::BalanceOptions o;
+    o.output_dir = dir / "o";
+    o.train = dir / "p2.tsv";
+    EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);  // no ratios
+    o.ratios = {-1};
+    EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);
+}
