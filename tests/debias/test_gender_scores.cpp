@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "debias/gender_scores.hpp"
 #include "debias_test_util.hpp"
 #include "eval/bias_metrics.hpp"
 #include "eval/gender.hpp"
+#include "index/index_builder.hpp"
 #include "plugin/error.hpp"
 
 namespace db = plumb::debias;
@@ -88,4 +90,31 @@ TEST(GenderScores, QueryLabels) {
     auto maj = lines(dir / "maj.tsv");
     EXPECT_EQ(maj[2], "q3\tn");  // tie stays neutral
     EXPECT_EQ(maj[4], "q5\tf");  // 2 female vs 1 male
+}
+
+TEST(GenderScores, IndexGivesTheSameFilesAsTheCorpus) {
+    auto dir = temp_dir();
+    auto words = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
+    auto corpus = write(dir / "c.tsv",
+                        "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
+    plumb::index::build_index(corpus, dir / "idx");
+    db::GenderScoreOptions o;
+    o.wordlist = words;
+    o.corpus = corpus;
+    o.output_prefix = dir / "from_corpus";
+    db::score_gender(o);
+    o.corpus.clear();
+    o.index_dir = dir / "idx";
+    o.output_prefix = dir / "from_index";
+    auto s = db::score_gender(o);
+    EXPECT_EQ(s.passages, 3u);
+    for (const char* v : {"tc", "tf", "bool", "ibbr", "ibbr_magnitude"}) {
+        auto from_corpus = lines(db::gender_output_path(dir / "from_corpus", v));
+        auto from_index = lines(db::gender_output_path(dir / "from_index", v));
+        std::sort(from_corpus.begin(), from_corpus.end());
+        std::sort(from_index.begin(), from_index.end());
+        EXPECT_EQ(from_corpus, from_index) << v;
+    }
+    o.index_dir = dir / "no-index-here";
+    EXPECT_THROW(db::score_gender(o), plumb::Error);
 }
