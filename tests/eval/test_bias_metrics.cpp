@@ -193,3 +193,30 @@ TEST(CategoryDifference, ByHand) {
     EXPECT_EQ(line_of("dup.tsv", "docid\ta\np1\t1\np1\t2\n"), 3u);
     EXPECT_EQ(line_of("empty.tsv", ""), 0u);
 }
+
+TEST(RankBias, RankingsFromRunUseTrecEvalOrder) {
+    // Score descending; equal scores by docid descending (byte-wise), as trec_eval sorts.
+    plumb::eval::Run run;
+    RunQuery q;
+    q.qid = "q1";
+    q.add("a", 1.0, 1);
+    q.add("c", 2.0, 2);
+    q.add("b", 1.0, 3);
+    q.add("d", 0.5, 4);
+    run.queries.push_back(q);
+    auto r = rankings_from_run(run);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].docids, (std::vector<std::string>{"c", "b", "a", "d"}));
+    EXPECT_EQ(rankings_from_run(run, 2)[0].docids, (std::vector<std::string>{"c", "b"}));
+    auto s = scored_rankings_from_run(run);
+    ASSERT_EQ(s[0].docs.size(), 4u);
+    EXPECT_EQ(s[0].docs[1].first, "c");
+    EXPECT_EQ(s[0].docs[1].second, 2.0);
+}
+
+TEST(BiasFile, VariantComment) {
+    EXPECT_EQ(bias_file_variant(temp_file("v.tsv", "# plumb-gender-bias v1 variant=bool\nd\t0\t0\t0\n")),
+              BiasVariant::Bool);
+    EXPECT_FALSE(bias_file_variant(temp_file("nov.tsv", "d\t0\t0\t0\n")).has_value());
+    EXPECT_THROW(bias_file_variant(temp_file("badv.tsv", "# variant=xx\n")), plumb::ParseError);
+}

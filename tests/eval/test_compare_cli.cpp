@@ -235,3 +235,80 @@ TEST(CompareCli, GroupsAndSubsets) {
     EXPECT_EQ(e.status, 1);
     EXPECT_NE(e.out.find("badshown.tsv:2:"), std::string::npos) << e.out;
 }
+
+TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
+    auto words = temp_file("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
+    // d1: she, her (c_f 2); d2: he (c_m 1); d3: his + she (1, 1); d4: none.
+    auto corpus = temp_file("corpus.tsv", "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
+                                          "d4\tnothing here\n");
+    auto run_file = temp_file("biasrun.txt",
+                              "q1 Q0 d1 1 3 R\nq1 Q0 d2 2 2 R\nq1 Q0 d3 3 1 R\n"
+                              "q2 Q0 d4 1 2 R\nq2 Q0 d2 2 1 R\nq3 Q0 d3 1 1 R\n");
+    auto queries = temp_file("qlabels.tsv", "q1\tn\nq2\tn\nq3\tf\n");
+    // Neutral queries q1, q2; tc at t = 2: q1 RaB (f 1, m 0.5), q2 [d4, d2] (f 0, m 0.5):
+    // means f 0.5, m 0.5, bias 0. ARaB: q1 (f (2+1)/2 = 1.5, m (0+0.5)/2 = 0.25), q2 (0, 0.25):
+    // means f 0.75, m 0.25, bias m - f = -0.5.
+    const std::string expected =
+        "R,tc,2,2,0,0,0,0.0000000000,0.5000000000,0.5000000000,-0.5000000000,0.7500000000,"
+        "0.2500000000";
+    auto r = run("eval-bias --run " + run_file.string() + " --name R --queries " +
+                 queries.string() + " --label n --wordlist " + words.string() + " --corpus " +
+                 corpus.string() + " --cutoffs 2 --format csv");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+    // bool at t = 2, q1: d1 (1, 0), d2 (0, 1) -> f 0.5, m 0.5; q2: d4 (0,0), d2 (0,1) -> f 0,
+    // m 0.5. Means f 0.25, m 0.5, bias 0.25.
+    EXPECT_NE(r.out.find("R,bool,2,2,0,0,0,0.2500000000,0.2500000000,0.5000000000"),
+              std::string::npos) << r.out;
+
+    // The same from a tc bias file.
+    auto bias = temp_file("bias.tc.tsv", "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
+                                         "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
+    auto f = run("eval-bias --run " + run_file.string() + " --name R --queries " +
+                 queries.string() + " --label n --bias-file " + bias.string() +
+                 " --variant tc --cutoffs 2 --format csv");
+    ASSERT_EQ(f.status, 0) << f.out;
+    EXPECT_NE(f.out.find(expected), std::string::npos) << f.out;
+    // --variant all needs tf and bool files too.
+    auto all = run("eval-bias --run " + run_file.string() + " --bias-file " + bias.string());
+    EXPECT_EQ(all.status, 1) << all.out;
+    EXPECT_NE(all.out.find("no bias file for variant tf"), std::string::npos) << all.out;
+    // A passage missing from the corpus is an error naming it.
+    auto small = temp_file("small.tsv", "d1\tshe\n");
+    auto miss = run("eval-bias --run " + run_file.string() + " --wordlist " + words.string() +
+                    " --corpus " + small.string());
+    EXPECT_EQ(miss.status, 1) << miss.out;
+    EXPECT_NE(miss.out.find("not in the corpus"), std::string::npos) << miss.out;
+
+    // PRF with IBBR labels from the word list: d1 -1 (female), d2 +1, d3 ln2 - ln2 = 0, d4 0.
+    // q1: relevant d1 (f, R 3), d2 (m, R 2); g0 = {d3 (R 1)}: PRF_m = PRF_f = 1.
+    // q2: relevant d2 (m, R 1) vs d4 (R 2): PRF_m = 0. Means: PRF_m 0.5 (2 queries), PRF_f 1
+    // (1 query), |dA-PRF| = 0.5.
+    auto qrels = temp_file("biasqrels.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\n");
+    auto p = run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
+                 " --wordlist " + words.string() + " --corpus " + corpus.string() +
+                 " --format csv");
+    ASSERT_EQ(p.status, 0) << p.out;
+    EXPECT_NE(p.out.find("R,0.5000000000,2,1.0000000000,1,0.5000000000,0"), std::string::npos)
+        << p.out;
+    auto labels = temp_file("ibbr.tsv", "d1\t-1\nd2\t1\nd3\t0\nd4\t0\n");
+    auto pl = run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
+                  " --labels " + labels.string() + " --format csv --per-query");
+    ASSERT_EQ(pl.status, 0) << pl.out;
+    // q1 nPRF_m = ½·2²·1 / (1·1) = 2; nPRF_f = ½·3²·1 = 4.5.
+    EXPECT_NE(pl.out.find("R,q1,1,1,1,1.0000000000,1.0000000000,2.0000000000,4.5000000000"),
+              std::string::npos) << pl.out;
+
+    // LIWC difference, k = 2: f queries q1 [d1, d2] -> (0.5, 0.5), q3 [d3] -> (0.5, 0.5);
+    // m query q2 [d4, d2] -> (0, 0.5). Difference (0.5, 0).
+    auto cats = temp_file("cats.tsv", "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
+                                      "d3\t0.5\t0.5\nd4\t0\t0\n");
+    auto glabels = temp_file("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
+    auto l = run("eval-liwc --run " + run_file.string() + " --categories " + cats.string() +
+                 " --queries " + glabels.string() + " --k 2 --format csv");
+    ASSERT_EQ(l.status, 0) << l.out;
+    EXPECT_NE(l.out.find("social,0.5000000000,0.0000000000,0.5000000000"), std::string::npos)
+        << l.out;
+    EXPECT_NE(l.out.find("affect,0.5000000000,0.5000000000,0.0000000000"), std::string::npos)
+        << l.out;
+}
