@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "plugin/error.hpp"
 #include "rerank/torchscript_stage.hpp"
@@ -201,4 +202,24 @@ TEST(TorchScriptStage, FromModelFolderWithSettings) {
     fs::remove(dir / "torchscript.json");
     fs::copy_file(dir / "cross.pt", dir / "other.ts");
     EXPECT_THROW(make_torchscript_stage(dir, base), plumb::CheckpointError);  // ambiguous
+}
+
+TEST(TorchScriptStage, ConcurrentScoringGivesSameScores) {
+    auto o = options(scripted("sum_mt", kSumModel));
+    o.batch_size = 2;
+    TorchScriptStage stage(o);
+    std::vector<std::string_view> passages = {"world", "the the", "", "zebra", "hello world"};
+    // hand-computed as above; "hello world" -> 2 4 3 4 5 3 -> 3+5+4+5+6+4 = 27
+    const std::vector<float> expect = {22, 30, 16, 18, 27};
+    std::vector<int> ok(3, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+        threads.emplace_back([&, t] {
+            bool same = true;
+            for (int i = 0; i < 20; ++i) same &= stage.score_pairs("hello", passages) == expect;
+            ok[t] = same;
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(ok, (std::vector<int>{1, 1, 1}));
 }
