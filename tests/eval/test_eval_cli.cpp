@@ -71,18 +71,15 @@ TEST(EvalCli, TrecEvalCommandLineAndFormat) {
               "map                   \tall\t0.6667\n"  // (0.8333 + 0.5) / 2
               "P_5                   \tall\t0.3000\n"
               "P_10                  \tall\t0.1500\n");
-    // attached values, bundled flags, options after the files, -n, -c, -l
-    auto res2 = plumb_eval(q.string() + " " + r.string() + " -mmap -mnum_q -cn -q -l2");
+    // attached values, bundled flags, options after the files, -c, -l
+    auto res2 = plumb_eval(q.string() + " " + r.string() + " -mmap -mnum_q -cq -l2");
     ASSERT_EQ(res2.status, 0);
-    // -l 2: q1 has no relevant document (AP 0), q2: x grade 2 at rank 2 -> 0.5; -c adds q3 (0)
+    // -l 2: q1 has no relevant document (AP 0), q2: x grade 2 at rank 2 -> 0.5; -c adds q3 (0);
+    // mean over the 3 qrels queries = 0.1667
     EXPECT_EQ(res2.out,
               "map                   \tq1\t0.0000\n"
               "map                   \tq2\t0.5000\n"
-              "map                   \tq3\t0.0000\n");
-    auto res3 = plumb_eval("-c -m num_q -m map -M 1 " + q.string() + " " + r.string());
-    ASSERT_EQ(res3.status, 0);
-    // -M 1: q1 keeps d1 -> AP 1/2; q2 keeps y -> 0; q3 missing -> 0. mean over 3 = 0.1667
-    EXPECT_EQ(res3.out,
+              "map                   \tq3\t0.0000\n"
               "num_q                 \tall\t3\n"
               "map                   \tall\t0.1667\n");
 }
@@ -99,22 +96,21 @@ TEST(EvalCli, DefaultMeasuresAreTrecEvalOfficial) {
     EXPECT_NE(res.out.find("P_1000                \tall\t0.0015\n"), std::string::npos);
 }
 
-TEST(EvalCli, JsonCsvAndOutputFile) {
+TEST(EvalCli, JsonOutputFileNoSummaryAndMaxDocs) {
     auto q = write("c.qrels", kQrels);
     auto r = write("c.run", kRun);
     auto out = dir() / "res.json";
-    auto res = plumb_eval("--format json --output " + out.string() + " -q -m map " +
+    // -M 1: q1 keeps d1 -> AP (1/1)/2 = 0.5; q2 keeps y -> 0. -n: no "all".
+    auto res = plumb_eval("--format json --output " + out.string() + " -qn -M1 -m map " +
                           q.string() + " " + r.string());
     ASSERT_EQ(res.status, 0);
+    EXPECT_EQ(res.out, "");  // written to the file
     std::ifstream in(out);
     auto j = nlohmann::json::parse(in);
-    EXPECT_NEAR(j["all"]["map"].get<double>(), (5.0 / 6 + 0.5) / 2, 1e-12);
-    EXPECT_NEAR(j["queries"]["q2"]["map"].get<double>(), 0.5, 1e-12);
+    EXPECT_NEAR(j["queries"]["q1"]["map"].get<double>(), 0.5, 1e-12);
+    EXPECT_NEAR(j["queries"]["q2"]["map"].get<double>(), 0.0, 1e-12);
+    EXPECT_FALSE(j.contains("all"));
     EXPECT_EQ(j["run_id"], "runA");
-    // recip_rank: q1 1, q2 1/2 -> mean 0.75
-    auto csv = plumb_eval("--format=csv -m recip_rank " + q.string() + " " + r.string());
-    ASSERT_EQ(csv.status, 0);
-    EXPECT_EQ(csv.out, "measure,qid,value\nrecip_rank,all,0.75\n");
 }
 
 TEST(EvalCli, ErrorsNameFileAndLine) {
@@ -123,13 +119,8 @@ TEST(EvalCli, ErrorsNameFileAndLine) {
     auto res = plumb_eval("-m map " + q.string() + " " + bad.string(), true);
     EXPECT_EQ(res.status, 1);
     EXPECT_NE(res.out.find("bad.run:2"), std::string::npos) << res.out;
-    auto res2 = plumb_eval("-m nosuch " + q.string() + " " + bad.string(), true);
-    EXPECT_EQ(res2.status, 1);
-    EXPECT_NE(res2.out.find("unknown measure"), std::string::npos) << res2.out;
     auto other = write("other.run", "zz Q0 d1 1 3.0 runA\n");
     auto res3 = plumb_eval(q.string() + " " + other.string(), true);
     EXPECT_EQ(res3.status, 1);
     EXPECT_NE(res3.out.find("no queries with both"), std::string::npos) << res3.out;
-    auto res4 = plumb_eval(q.string(), true);
-    EXPECT_EQ(res4.status, 1);
 }
