@@ -166,20 +166,22 @@ struct BasicTokenizer::Impl {
         return std::find(never_split.begin(), never_split.end(), w) != never_split.end();
     }
 
-    /// Calls emit(word, is_special) for the words of `text` in order.
+    /// Calls emit(word, is_special) for the words of `text` in order. When `stop` is given,
+    /// processing ends at the next whitespace chunk after *stop becomes true.
     template <class Emit>
-    void run(std::string_view text, Emit&& emit) const {
+    void run(std::string_view text, Emit&& emit, const bool* stop = nullptr) const {
         if (auto bad = find_invalid_utf8(text); bad != std::string_view::npos) {
             throw InvalidArgument("tokenizer input is not valid UTF-8 (byte " +
                                   std::to_string(bad + 1) + ")");
         }
         if (!options.split_special_tokens_in_text || specials.empty()) {
-            run_piece(text, emit);
+            run_piece(text, emit, stop);
             return;
         }
         // Split out special tokens written in the text (leftmost, longest at a position).
         std::size_t start = 0, pos = 0;
         while (pos < text.size()) {
+            if (stop && *stop) return;
             if (special_first[static_cast<unsigned char>(text[pos])]) {
                 const std::string* hit = nullptr;
                 for (const auto& s : specials) {
@@ -188,7 +190,8 @@ struct BasicTokenizer::Impl {
                     }
                 }
                 if (hit) {
-                    run_piece(text.substr(start, pos - start), emit);
+                    run_piece(text.substr(start, pos - start), emit, stop);
+                    if (stop && *stop) return;
                     emit(std::string(*hit), true);
                     pos += hit->size();
                     start = pos;
@@ -197,17 +200,18 @@ struct BasicTokenizer::Impl {
             }
             ++pos;
         }
-        run_piece(text.substr(start), emit);
+        run_piece(text.substr(start), emit, stop);
     }
 
     /// Processes `text` chunk by chunk between ASCII whitespace: words never span such a
     /// separator, and NFC never composes across it (spaces, TAB, LF, CR are starters that
     /// compose with nothing), so each chunk can take the ASCII fast path on its own.
     template <class Emit>
-    void run_piece(std::string_view text, Emit& emit) const {
+    void run_piece(std::string_view text, Emit& emit, const bool* stop) const {
         auto is_sep = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
         std::size_t i = 0;
         while (i < text.size()) {
+            if (stop && *stop) return;
             while (i < text.size() && is_sep(text[i])) ++i;
             const std::size_t b = i;
             while (i < text.size() && !is_sep(text[i])) ++i;
@@ -487,7 +491,7 @@ struct WordPieceTokenizer::Impl {
 
     std::vector<std::int64_t> ids(std::string_view text, std::size_t max_tokens) const {
         std::vector<std::int64_t> out;
-        // Stop early through an exception-free flag: tokens() cannot break, so skip the work.
+        // Stop early: once max_tokens ids exist, the rest of the text cannot change them.
         bool full = false;
         basic.m_impl->run(text, [&](std::string&& w, bool special) {
             if (full) return;
@@ -498,7 +502,7 @@ struct WordPieceTokenizer::Impl {
                 wordpiece(w, [&](std::int64_t id, const std::string&) { out.push_back(id); });
             }
             if (max_tokens && out.size() >= max_tokens) full = true;
-        });
+        }, &full);
         if (max_tokens && out.size() > max_tokens) out.resize(max_tokens);
         return out;
     }

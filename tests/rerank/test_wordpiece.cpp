@@ -291,3 +291,16 @@ TEST(WordPiece, FromFolderReadsTokenizerConfig) {
     EXPECT_EQ(cased.mask_id(), 4);
     EXPECT_THROW(WordPieceTokenizer::from_folder(temp_dir("nothing")), plumb::CheckpointError);
 }
+
+TEST(WordPiece, EarlyStopEqualsTruncatingTheFullTokenization) {
+    auto tok = make();
+    const std::string text =
+        "H\xC3\xA9llo, World! don't[SEP]unaffable \xE4\xB8\xAD\xE5\x9B\xBD abcd cafes hello";
+    const Ids full = tok.encode_ids(text);
+    ASSERT_EQ(full.size(), 17u);  // 4 + 3 + 1 + 3 + 2 + 1 + 2 + 1
+    for (std::size_t k = 1; k <= full.size() + 2; ++k) {
+        const Ids prefix(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(
+                                                         std::min(k, full.size())));
+        EXPECT_EQ(tok.encode_ids(text, k), prefix) << "max_tokens " << k;
+    }
+}
