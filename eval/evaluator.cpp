@@ -247,7 +247,14 @@ EvalResult Evaluator::evaluate_run(const Run& run) const {
 EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
                                    const ProgressCallback& progress,
                                    const CancelToken* cancel) const {
-    if (path == "-") return evaluate_run(read_run(path));
+    // Standard input, pipes and process substitutions cannot be read twice: read them whole.
+    std::error_code ec;
+    if (path == "-" || !std::filesystem::is_regular_file(path, ec)) {
+        if (path != "-" && !std::filesystem::exists(path, ec)) {
+            throw IoError(path.string() + ": cannot open: no such file");
+        }
+        return evaluate_run(read_run(path));
+    }
     RunReader reader(path);
     Scratch s;
     std::vector<QueryValues> rows;

@@ -14,8 +14,8 @@
 /// Speed and memory: evaluate_run() streams a run grouped by qid (the usual layout) one query
 /// at a time, so memory is one query's lines plus the qrels and one row of values per query.
 /// When a qid reappears after another query's lines (an unsorted run), it falls back to
-/// reading the whole run into memory grouped by qid and evaluates that (standard input is
-/// always read whole).
+/// reading the whole run into memory grouped by qid and evaluates that (standard input, pipes
+/// and other non-regular files are always read whole, as they cannot be read twice).
 
 #include <cstdint>
 #include <filesystem>

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 #include "eval/evaluator.hpp"
@@ -225,4 +226,50 @@ TEST(Evaluator, TiesBreakByDocidDescendingBytewise) {
     Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
     auto run = temp_file("ties.run", "q Q0 a 1 1 t\nq Q0 B 2 1 t\nq Q0 b 3 1 t\n");
     EXPECT_DOUBLE_EQ(ev.evaluate_run(run).summary_value("recip_rank"), 0.5);
+}
+
+TEST(Evaluator, ConcurrentUseGivesIdenticalResults) {
+    Qrels q;
+    std::string run;
+    for (int i = 0; i < 200; ++i) {
+        const std::string qid = "q" + std::to_string(i);
+        for (int d = 0; d < 30; d += 3) q.add(qid, "d" + std::to_string(d), d % 4);
+        for (int d = 0; d < 40; ++d) {
+            run += qid + " Q0 d" + std::to_string(d) + " 1 " + std::to_string((d * 7 + i) % 11) +
+                   " t\n";
+        }
+    }
+    auto path = temp_file("conc.run", run);
+    Evaluator ev(std::make_shared<const Qrels>(std::move(q)),
+                 MeasureSet::parse({"map", "ndcg_cut.10", "P.5", "bpref"}));
+    EvalResult a, b;
+    std::thread t1([&] { a = ev.evaluate_run(path); });
+    std::thread t2([&] { b = ev.evaluate_run(path); });
+    t1.join();
+    t2.join();
+    ASSERT_EQ(a.queries.size(), 200u);
+    EXPECT_EQ(a.summary, b.summary);
+    for (std::size_t i = 0; i < a.queries.size(); ++i) {
+        EXPECT_EQ(a.queries[i].values, b.queries[i].values);
+    }
+}
+
+TEST(Evaluator, CancelAndProgress) {
+    std::string run;
+    for (int i = 0; i < 300; ++i) run += "q" + std::to_string(i) + " Q0 d 1 1 t\n";
+    auto path = temp_file("cancel.run", run);
+    auto q = std::make_shared<const Qrels>(Qrels::parse("q1 0 d 1\n"));
+    Evaluator ev(q, MeasureSet::parse({"map"}));
+    std::uint64_t last_done = 0, last_total = 0;
+    auto res = ev.evaluate_run(path, [&](std::uint64_t done, std::uint64_t total) {
+        last_done = done;
+        last_total = total;
+    });
+    EXPECT_EQ(res.queries.size(), 1u);
+    EXPECT_EQ(last_total, run.size());
+    EXPECT_EQ(last_done, run.size());
+    CancelToken cancel;
+    cancel.request();
+    EXPECT_THROW(ev.evaluate_run(path, {}, &cancel), Error);
+    EXPECT_THROW(ev.evaluate_run(temp_file("none", "") / "missing.run"), IoError);
 }
