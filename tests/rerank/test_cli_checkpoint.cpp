@@ -53,9 +53,6 @@ TEST(CliCheckpoint, TokenizePair) {
                   out),
               0);
     EXPECT_EQ(plumb::read_file(out), "# token\tid\ttype\n[CLS]\t2\t0\n[UNK]\t1\t0\n[SEP]\t3\t0\n[SEP]\t3\t1\n");
-    // a folder without vocab.txt is a clean error
-    EXPECT_EQ(run("tokenize --model " + temp_dir().string() + "/nowhere 'x'", out), 1);
-    EXPECT_NE(plumb::read_file(out).find("plumb: error:"), std::string::npos);
 }
 
 TEST(CliCheckpoint, CheckpointInfo) {
@@ -78,6 +75,7 @@ TEST(CliCheckpoint, CheckpointInfo) {
     std::string raw = plumb::read_file(p);
     std::ofstream(p, std::ios::binary | std::ios::trunc) << raw.substr(0, raw.size() - 2);
     EXPECT_EQ(run("checkpoint-info " + p.string(), out), 1);
+    EXPECT_NE(plumb::read_file(out).find("plumb: error:"), std::string::npos);
     EXPECT_NE(plumb::read_file(out).find("'bias'"), std::string::npos)
         << plumb::read_file(out);
 }
