@@ -1,12 +1,13 @@
 #include "debias/answer_positions.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 #include "debias/judgements.hpp"
 #include "debias/plot.hpp"
@@ -33,6 +34,21 @@ struct TsvAnswer {
     std::string qid;
     std::string text;
 };
+
+/// With strip_punctuation: trims leading/trailing ASCII punctuation of each token in place
+/// (tokens are kept, possibly empty, so that n and token indices stay those of the whitespace
+/// tokenisation that rotation uses).
+void normalise(std::vector<std::string_view>& tokens, bool strip) {
+    if (!strip) return;
+    auto punct = [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u < 128 && std::ispunct(u);
+    };
+    for (auto& t : tokens) {
+        while (!t.empty() && punct(t.front())) t.remove_prefix(1);
+        while (!t.empty() && punct(t.back())) t.remove_suffix(1);
+    }
+}
 
 void record(PositionHistogram& h, std::size_t start, std::size_t n, std::size_t bins) {
     h.counts[position_bin(static_cast<double>(start) / static_cast<double>(n), bins)]++;
@@ -109,8 +125,8 @@ std::unordered_map<std::string, std::string> read_passages(const std::filesystem
                                                            const std::set<std::string>& wanted,
                                                            const ProgressCallback& progress) {
     index::CorpusReaderOptions ropts;
-    ropts.format = format.empty() ? index::detect_corpus_format(corpus)
-                                  : index::parse_corpus_format(format);
+    ropts.format =
+        format.empty() ? index::detect_corpus_format(corpus) : index::parse_corpus_format(format);
     index::CorpusReader reader(corpus, ropts);
     std::unordered_map<std::string, std::string> out;
     index::Document doc;
@@ -161,15 +177,21 @@ void audit_tsv(const AnswerPositionOptions& o, AnswerPositionReport& rep,
         auto it = relevant.find(a.qid);
         if (it == relevant.end()) continue;
         split_ws(a.text, atoks);
+        normalise(atoks, o.strip_punctuation);
+        if (std::all_of(atoks.begin(), atoks.end(), [](auto t) { return t.empty(); }))
+            atoks.clear();  // nothing left to find (e.g. the answer ".")
         for (const auto& docid : it->second) {
             auto p = passages.find(docid);
             if (p == passages.end()) continue;  // counted per docid below
             rep.triples++;
             split_ws(p->second, ptoks);
+            normalise(ptoks, o.strip_punctuation);
             auto start = find_token_span(ptoks, atoks);
             std::size_t n = ptoks.size();
-            if (start) record(rep.before, *start, n, o.bins);
-            else rep.before.not_found++;
+            if (start)
+                record(rep.before, *start, n, o.bins);
+            else
+                rep.before.not_found++;
             if (!rep.after) continue;
             if (rep.after_method == "offsets") {
                 auto off = offsets.find(docid);
@@ -186,9 +208,12 @@ void audit_tsv(const AnswerPositionOptions& o, AnswerPositionReport& rep,
                 }
                 std::vector<std::string_view> rtoks;
                 split_ws(rp->second, rtoks);
+                normalise(rtoks, o.strip_punctuation);
                 auto rstart = find_token_span(rtoks, atoks);
-                if (rstart) record(*rep.after, *rstart, rtoks.size(), o.bins);
-                else rep.after->not_found++;
+                if (rstart)
+                    record(*rep.after, *rstart, rtoks.size(), o.bins);
+                else
+                    rep.after->not_found++;
             }
         }
     }
@@ -272,8 +297,10 @@ AnswerPositionReport audit_answer_positions(const AnswerPositionOptions& options
     AnswerPositionReport rep;
     rep.bins = options.bins;
     rep.before.counts.assign(options.bins, 0);
-    if (is_json_path(options.answers)) audit_squad(options, rep);
-    else audit_tsv(options, rep, progress);
+    if (is_json_path(options.answers))
+        audit_squad(options, rep);
+    else
+        audit_tsv(options, rep, progress);
     return rep;
 }
 
@@ -318,8 +345,7 @@ void write_answer_position_report(const AnswerPositionReport& rep,
     for (std::size_t b = 0; b < rep.bins; ++b) {
         t += "[" + bin_label(b, rep.bins) + "," + bin_label(b + 1, rep.bins) + ")\t" +
              std::to_string(rep.before.counts[b]) + "\t" + fmt_double(pb[b]);
-        if (rep.after)
-            t += "\t" + std::to_string(rep.after->counts[b]) + "\t" + fmt_double(pa[b]);
+        if (rep.after) t += "\t" + std::to_string(rep.after->counts[b]) + "\t" + fmt_double(pa[b]);
         t += "\n";
     }
     {

@@ -4,9 +4,10 @@
 ///
 /// For each (query, relevant passage, answer string) the answer's token span is searched in the
 /// passage: whitespace tokens, ASCII case-insensitive, exact token equality (no punctuation
-/// stripping, so "Paris." does not match "Paris"); the first occurrence counts. The relative
-/// start is start_token / n (n = passage tokens), in [0, 1), and is binned into `bins` equal
-/// bins. Triples whose answer does not occur verbatim are skipped and counted.
+/// stripping by default, so "Paris." does not match "Paris"; see strip_punctuation); the first
+/// occurrence counts. The relative start is start_token / n (n = passage tokens), in [0, 1), and
+/// is binned into `bins` equal bins. Triples whose answer does not occur verbatim are skipped
+/// and counted.
 ///
 /// Inputs:
 ///  - answers as TSV `qid<TAB>answer` (several lines per qid allowed) with qrels (relevance >=
@@ -47,14 +48,18 @@ std::optional<std::size_t> token_index_at(std::string_view text, std::size_t off
 std::size_t position_bin(double x, std::size_t bins);
 
 struct AnswerPositionOptions {
-    std::filesystem::path answers;         ///< TSV or SQuAD JSON (by extension .json)
-    std::filesystem::path qrels;           ///< required for TSV answers
-    std::filesystem::path corpus;          ///< required for TSV answers
-    std::string corpus_format;             ///< empty = by extension
+    std::filesystem::path answers;  ///< TSV or SQuAD JSON (by extension .json)
+    std::filesystem::path qrels;    ///< required for TSV answers
+    std::filesystem::path corpus;   ///< required for TSV answers
+    std::string corpus_format;      ///< empty = by extension
     int min_relevance = 1;
+    /// TSV answers: compare tokens with leading/trailing ASCII punctuation removed on both sides
+    /// ("Paris." matches "paris"); token positions and n are unchanged. Off by default (FORMULAS.md:
+    /// exact token match).
+    bool strip_punctuation = false;
     std::size_t bins = 10;
-    std::filesystem::path rotated_corpus;  ///< optional (see file comment)
-    std::filesystem::path offsets;         ///< optional, preferred over rotated_corpus
+    std::filesystem::path rotated_corpus;        ///< optional (see file comment)
+    std::filesystem::path offsets;               ///< optional, preferred over rotated_corpus
     std::optional<std::uint64_t> rotation_seed;  ///< SQuAD input: rotate contexts with this seed
 };
 
@@ -68,10 +73,10 @@ struct PositionHistogram {
 
 struct AnswerPositionReport {
     std::size_t bins = 10;
-    std::uint64_t answers = 0;           ///< answer strings read
-    std::uint64_t triples = 0;           ///< (query, relevant passage, answer) examined
+    std::uint64_t answers = 0;                   ///< answer strings read
+    std::uint64_t triples = 0;                   ///< (query, relevant passage, answer) examined
     std::uint64_t queries_without_relevant = 0;  ///< answer qids with no relevant judgement
-    std::uint64_t missing_passages = 0;  ///< relevant docids absent from the corpus
+    std::uint64_t missing_passages = 0;          ///< relevant docids absent from the corpus
     PositionHistogram before;
     std::optional<PositionHistogram> after;
     std::string after_method;  ///< "offsets", "rotated-corpus", "seed" or empty

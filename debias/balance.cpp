@@ -4,12 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "debias/answer_positions.hpp"
 #include "debias/judgements.hpp"
@@ -63,8 +62,10 @@ std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& pat
             p = {std::string(trim(f[0])), std::string(f[1]), std::string(trim(f[2])),
                  std::string(f[3])};
         } else {
-            reader.fail("expected 'qid<TAB>query<TAB>passage' or 'qid<TAB>query<TAB>docid<TAB>"
-                        "passage', got " + std::to_string(f.size()) + " fields");
+            reader.fail(
+                "expected 'qid<TAB>query<TAB>passage' or 'qid<TAB>query<TAB>docid<TAB>"
+                "passage', got " +
+                std::to_string(f.size()) + " fields");
         }
         if (p.qid.empty() || p.docid.empty()) reader.fail("empty qid or docid");
         auto [it, inserted] = seen.emplace(p.qid, reader.line_number());
@@ -181,8 +182,10 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
                                      "', expected f, m or n");
             gender[i] = it->second[0];
         }
-        if (gender[i] != 'n') phi[i] = liwc_phi(pairs[i].passage, dic, cats);
-        else phi[i].assign(cats.size(), 0.0);
+        if (gender[i] != 'n')
+            phi[i] = liwc_phi(pairs[i].passage, dic, cats);
+        else
+            phi[i].assign(cats.size(), 0.0);
     }
     rep.match = match_cross_gender(pairs, gender, phi, progress, cancel);
 
@@ -196,9 +199,12 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
             if (trim(line).empty()) continue;
             split(line, '\t', f);
             if (f.size() != 2 && f.size() != 3)
-                reader.fail("training examples must be 'query<TAB>passage' or "
-                            "'query<TAB>pos<TAB>neg', got " + std::to_string(f.size()) + " fields");
-            if (fields_expected == 0) fields_expected = f.size();
+                reader.fail(
+                    "training examples must be 'query<TAB>passage' or "
+                    "'query<TAB>pos<TAB>neg', got " +
+                    std::to_string(f.size()) + " fields");
+            if (fields_expected == 0)
+                fields_expected = f.size();
             else if (f.size() != fields_expected)
                 reader.fail("mixed 2- and 3-field training lines");
             rep.train_examples++;
@@ -211,7 +217,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
     for (double r : o.ratios) {
         RatioOutput out;
         out.ratio = r;
-        out.target = static_cast<std::size_t>(std::llround(r * static_cast<double>(rep.train_examples)));
+        out.target =
+            static_cast<std::size_t>(std::llround(r * static_cast<double>(rep.train_examples)));
         auto chosen = select_augmentation(rep.match, out.target);
         out.added = chosen.size();
         for (auto i : chosen) (gender[i] == 'f' ? out.added_female : out.added_male)++;
@@ -223,7 +230,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
             std::string line = pairs[i].query + '\t' + pairs[i].passage;
             if (fields_expected == 3) {
                 if (pairs.size() < 2)
-                    throw InvalidArgument("triples need at least two generated pairs for negatives");
+                    throw InvalidArgument(
+                        "triples need at least two generated pairs for negatives");
                 std::size_t j = static_cast<std::size_t>(uniform_below(gen, pairs.size() - 1));
                 if (j >= i) ++j;  // any other pair
                 line += '\t' + pairs[j].passage;
@@ -240,8 +248,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         file.write("female_qid\tmale_qid\tcosine\tdirection\n");
         for (const auto& m : rep.match.matches) {
             std::string dir = m.female_to_male && m.male_to_female ? "both"
-                              : m.female_to_male                    ? "f->m"
-                                                                    : "m->f";
+                              : m.female_to_male                   ? "f->m"
+                                                                   : "m->f";
             file.write(pairs[m.female].qid + '\t' + pairs[m.male].qid + '\t' +
                        fmt_g(m.cosine, "%.6f") + '\t' + dir + '\n');
         }
@@ -298,8 +306,7 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
          std::to_string(rep.match.neutral_or_unlabelled) + ", unmatchable (phi = 0) " +
          std::to_string(rep.match.unmatchable) + ")\n";
     t += "categories: ";
-    for (std::size_t k = 0; k < rep.categories.size(); ++k)
-        t += (k ? "," : "") + rep.categories[k];
+    for (std::size_t k = 0; k < rep.categories.size(); ++k) t += (k ? "," : "") + rep.categories[k];
     t += "\nmatched pairs (best match in both directions, not one-to-one): " +
          std::to_string(rep.match.matches.size()) + "\n";
     t += "cosine of matched phi: mean " + fmt_g(mean, "%.4f") + ", median " +

@@ -66,12 +66,12 @@ void run_rotate(const RotateArgs& a) {
         s = db::rotate_triples(a.triples, a.output, a.seed, a.offsets, a.skip_bad, bar.callback());
     }
     bar.finish();
-    std::printf("passages: %llu, rotated: %llu (r = 1: %llu), copied unchanged (not judged): "
-                "%llu, bad lines skipped: %llu\nwrote %s%s%s\n",
-                static_cast<ull>(s.passages), static_cast<ull>(s.rotated),
-                static_cast<ull>(s.unchanged_r1), static_cast<ull>(s.not_selected),
-                static_cast<ull>(s.skipped_bad), a.output.c_str(),
-                a.offsets.empty() ? "" : " and offsets ", a.offsets.c_str());
+    std::printf(
+        "passages: %llu, rotated: %llu (r = 1: %llu), copied unchanged (not judged): "
+        "%llu, bad lines skipped: %llu\nwrote %s%s%s\n",
+        static_cast<ull>(s.passages), static_cast<ull>(s.rotated), static_cast<ull>(s.unchanged_r1),
+        static_cast<ull>(s.not_selected), static_cast<ull>(s.skipped_bad), a.output.c_str(),
+        a.offsets.empty() ? "" : " and offsets ", a.offsets.c_str());
 }
 
 // ---- answer-positions -----------------------------------------------------------------------
@@ -114,12 +114,13 @@ void run_gender(const GenderArgs& a) {
     plumb::cli::ProgressBar bar("gender", a.index.empty() ? "bytes" : "passages", !a.quiet);
     auto s = db::score_gender(o, bar.callback());
     bar.finish();
-    std::printf("passages: %llu (with female words: %llu, with male words: %llu; IBBR labels "
-                "+1: %llu, -1: %llu, 0: %llu; bad lines skipped: %llu)\n",
-                static_cast<ull>(s.passages), static_cast<ull>(s.with_female),
-                static_cast<ull>(s.with_male), static_cast<ull>(s.ibbr_male),
-                static_cast<ull>(s.ibbr_female), static_cast<ull>(s.ibbr_neutral),
-                static_cast<ull>(s.skipped_bad));
+    std::printf(
+        "passages: %llu (with female words: %llu, with male words: %llu; IBBR labels "
+        "+1: %llu, -1: %llu, 0: %llu; bad lines skipped: %llu)\n",
+        static_cast<ull>(s.passages), static_cast<ull>(s.with_female),
+        static_cast<ull>(s.with_male), static_cast<ull>(s.ibbr_male),
+        static_cast<ull>(s.ibbr_female), static_cast<ull>(s.ibbr_neutral),
+        static_cast<ull>(s.skipped_bad));
     for (const char* suffix : {"tc", "tf", "bool", "ibbr", "ibbr_magnitude"})
         std::printf("wrote %s\n", db::gender_output_path(a.output, suffix).c_str());
 }
@@ -132,8 +133,8 @@ struct QueryGenderArgs {
 void run_query_gender(const QueryGenderArgs& a) {
     auto s = db::label_query_gender(a.wordlist, a.topics, a.output, a.both_as == "majority");
     std::printf("queries: f %llu, m %llu, n %llu (with both genders' words: %llu)\nwrote %s\n",
-                static_cast<ull>(s.female), static_cast<ull>(s.male),
-                static_cast<ull>(s.neutral), static_cast<ull>(s.both), a.output.c_str());
+                static_cast<ull>(s.female), static_cast<ull>(s.male), static_cast<ull>(s.neutral),
+                static_cast<ull>(s.both), a.output.c_str());
 }
 
 // ---- balance --------------------------------------------------------------------------------
@@ -183,143 +184,153 @@ void run_survivorship(const SurvivorshipArgs& a) {
     print_file(o.output_dir / "report.txt");
 }
 
-const plumb::cli::CommandRegistrar kDebias{"debias", [](CLI::App& app) {
-    auto& debias = debias_app(app);
+const plumb::cli::CommandRegistrar kDebias{
+    "debias", [](CLI::App& app) {
+        auto& debias = debias_app(app);
 
-    {
-        auto a = std::make_shared<RotateArgs>();
-        auto* c = debias.add_subcommand(
-            "rotate",
-            "Position-bias debiasing (Hofstaetter et al. 2021, Eq. 7): rotate each passage's "
-            "whitespace tokens at a random r in {1..n}; r depends only on --seed and the text");
-        c->add_option("--corpus", a->corpus, "Corpus to rotate (TSV id<TAB>text or BEIR JSONL)");
-        c->add_option("--triples", a->triples,
-                      "Text training triples query<TAB>pos<TAB>neg (both passages rotated)");
-        c->add_option("--output,-o", a->output, "Output file (same format as the input)")
-            ->required();
-        c->add_option("--seed", a->seed, "Random seed")->capture_default_str();
-        c->add_option("--format", a->format, "Corpus format (default: by extension)")
-            ->check(CLI::IsMember({"tsv", "jsonl"}));
-        c->add_option("--qrels", a->qrels,
-                      "Rotate only the passages judged in these qrels (others copied unchanged)");
-        c->add_option("--offsets", a->offsets,
-                      "Side file of offsets: docid<TAB>r<TAB>n (triples: line<TAB>pos|neg<TAB>r<TAB>n)");
-        c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed lines");
-        c->add_flag("--tabs-in-text", a->tabs_in_text, "TSV: text is everything after the first TAB");
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-        c->callback([a] { run_rotate(*a); });
-    }
-    {
-        auto a = std::make_shared<AnswerArgs>();
-        auto* c = debias.add_subcommand(
-            "answer-positions",
-            "Histogram of relative answer start positions in relevant passages (Fig. 1 of "
-            "Hofstaetter et al. 2021), before and after rotation");
-        c->add_option("--answers", a->answers,
-                      "Answers: qid<TAB>answer TSV, or SQuAD-style JSON (.json)")
-            ->required();
-        c->add_option("--qrels", a->qrels, "Qrels (TSV answers)");
-        c->add_option("--corpus", a->corpus, "Corpus holding the relevant passages (TSV answers)");
-        c->add_option("--format", a->o.corpus_format, "Corpus format (default: by extension)")
-            ->check(CLI::IsMember({"tsv", "jsonl"}));
-        c->add_option("--bins", a->o.bins, "Histogram bins")->capture_default_str();
-        c->add_option("--min-relevance", a->o.min_relevance, "Relevant = grade >= this")
-            ->capture_default_str();
-        c->add_option("--rotated", a->rotated,
-                      "Rotated corpus: search the answers again after rotation");
-        c->add_option("--offsets", a->offsets,
-                      "Offsets from 'plumb debias rotate': map the found spans (preferred)");
-        c->add_option("--seed", a->seed,
-                      "SQuAD input: rotate each context with this seed for the 'after' histogram");
-        c->add_option("--output,-o", a->output,
-                      "Output prefix: PREFIX.txt, .json, .png, .svg")
-            ->required();
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-        c->callback([a] { run_answers(*a); });
-    }
-    {
-        auto a = std::make_shared<GenderArgs>();
-        auto* c = debias.add_subcommand(
-            "gender",
-            "Per-passage gender magnitudes (tc, tf, bool; Rekabsaz & Schedl 2020) and the IBBR "
-            "magnitude/label (Li et al. 2022) for a whole corpus or index");
-        c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
-            ->required();
-        auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
-        auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
-        corpus->excludes(index);
-        c->add_option("--format", a->format, "Corpus format (default: by extension)")
-            ->check(CLI::IsMember({"tsv", "jsonl"}));
-        c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
-        c->add_option("--output,-o", a->output,
-                      "Output prefix: PREFIX.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
-            ->required();
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-        c->callback([a] { run_gender(*a); });
-    }
-    {
-        auto a = std::make_shared<QueryGenderArgs>();
-        auto* c = debias.add_subcommand(
-            "query-gender", "Label queries f / m / n from a gender word list");
-        c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
-            ->required();
-        c->add_option("--topics", a->topics, "Topics: qid<TAB>query or BEIR queries.jsonl")
-            ->required();
-        c->add_option("--output,-o", a->output, "Output qid<TAB>label")->required();
-        c->add_option("--both-as", a->both_as,
-                      "Queries with both genders' words: n (neutral) or majority")
-            ->check(CLI::IsMember({"n", "majority"}))
-            ->capture_default_str();
-        c->callback([a] { run_query_gender(*a); });
-    }
-    {
-        auto a = std::make_shared<BalanceArgs>();
-        auto* c = debias.add_subcommand(
-            "balance",
-            "Balanced relevance judgements (Bigdeli et al.): match female and male queries on "
-            "the LIWC profile of their passages and augment a training set at given ratios");
-        c->add_option("--pairs", a->pairs,
-                      "Generated pairs: qid<TAB>query<TAB>passage or qid<TAB>query<TAB>docid<TAB>passage")
-            ->required();
-        c->add_option("--query-gender", a->query_gender, "Query labels qid<TAB>f|m|n")
-            ->required();
-        c->add_option("--dic", a->dic, "LIWC-format dictionary (.dic)")->required();
-        c->add_option("--categories", a->categories,
-                      "Categories (names or ids, comma-separated; default: all)")
-            ->delimiter(',');
-        c->add_option("--train", a->train,
-                      "Original training set: query<TAB>passage or query<TAB>pos<TAB>neg")
-            ->required();
-        c->add_option("--ratios", a->ratios, "Augmentation ratios, e.g. 0.05,0.25")
-            ->delimiter(',')
-            ->required();
-        c->add_option("--seed", a->seed, "Seed (random negatives for triples)")
-            ->capture_default_str();
-        c->add_flag("--skip-bad-dic-lines", a->skip_bad,
-                    "Skip and count bad dictionary lines instead of failing");
-        c->add_option("--output,-o", a->output, "Output directory")->required();
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-        c->callback([a] { run_balance(*a); });
-    }
-    {
-        auto a = std::make_shared<SurvivorshipArgs>();
-        auto* c = debias.add_subcommand(
-            "survivorship",
-            "Survivorship audit (Gupta 2021): unanswered queries overall and per type, first "
-            "relevant rank, and the subset files S_1..S_k");
-        c->add_option("--input", a->input,
-                      "Shown rankings: MS MARCO QnA .json / .jsonl, or qid<TAB>rank<TAB>docid<TAB>is_selected")
-            ->required();
-        c->add_option("--types", a->types, "Query types qid<TAB>type (TSV input)");
-        c->add_option("--corpus", a->corpus,
-                      "Map QnA passage texts to this corpus' docids (exact text match)");
-        c->add_option("--format", a->format, "Corpus format (default: by extension)")
-            ->check(CLI::IsMember({"tsv", "jsonl"}));
-        c->add_option("--max-k", a->max_k, "Subsets S_1..S_k (default: largest shown rank)");
-        c->add_option("--output,-o", a->output, "Output directory")->required();
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-        c->callback([a] { run_survivorship(*a); });
-    }
-}};
+        {
+            auto a = std::make_shared<RotateArgs>();
+            auto* c = debias.add_subcommand(
+                "rotate",
+                "Position-bias debiasing (Hofstaetter et al. 2021, Eq. 7): rotate each passage's "
+                "whitespace tokens at a random r in {1..n}; r depends only on --seed and the text");
+            c->add_option("--corpus", a->corpus,
+                          "Corpus to rotate (TSV id<TAB>text or BEIR JSONL)");
+            c->add_option("--triples", a->triples,
+                          "Text training triples query<TAB>pos<TAB>neg (both passages rotated)");
+            c->add_option("--output,-o", a->output, "Output file (same format as the input)")
+                ->required();
+            c->add_option("--seed", a->seed, "Random seed")->capture_default_str();
+            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+                ->check(CLI::IsMember({"tsv", "jsonl"}));
+            c->add_option(
+                "--qrels", a->qrels,
+                "Rotate only the passages judged in these qrels (others copied unchanged)");
+            c->add_option(
+                "--offsets", a->offsets,
+                "Side file of offsets: docid<TAB>r<TAB>n (triples: line<TAB>pos|neg<TAB>r<TAB>n)");
+            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed lines");
+            c->add_flag("--tabs-in-text", a->tabs_in_text,
+                        "TSV: text is everything after the first TAB");
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_rotate(*a); });
+        }
+        {
+            auto a = std::make_shared<AnswerArgs>();
+            auto* c = debias.add_subcommand(
+                "answer-positions",
+                "Histogram of relative answer start positions in relevant passages (Fig. 1 of "
+                "Hofstaetter et al. 2021), before and after rotation");
+            c->add_option("--answers", a->answers,
+                          "Answers: qid<TAB>answer TSV, or SQuAD-style JSON (.json)")
+                ->required();
+            c->add_option("--qrels", a->qrels, "Qrels (TSV answers)");
+            c->add_option("--corpus", a->corpus,
+                          "Corpus holding the relevant passages (TSV answers)");
+            c->add_option("--format", a->o.corpus_format, "Corpus format (default: by extension)")
+                ->check(CLI::IsMember({"tsv", "jsonl"}));
+            c->add_option("--bins", a->o.bins, "Histogram bins")->capture_default_str();
+            c->add_option("--min-relevance", a->o.min_relevance, "Relevant = grade >= this")
+                ->capture_default_str();
+            c->add_flag("--strip-punctuation", a->o.strip_punctuation,
+                        "Compare tokens without leading/trailing punctuation (Paris. = paris)");
+            c->add_option("--rotated", a->rotated,
+                          "Rotated corpus: search the answers again after rotation");
+            c->add_option("--offsets", a->offsets,
+                          "Offsets from 'plumb debias rotate': map the found spans (preferred)");
+            c->add_option(
+                "--seed", a->seed,
+                "SQuAD input: rotate each context with this seed for the 'after' histogram");
+            c->add_option("--output,-o", a->output, "Output prefix: PREFIX.txt, .json, .png, .svg")
+                ->required();
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_answers(*a); });
+        }
+        {
+            auto a = std::make_shared<GenderArgs>();
+            auto* c = debias.add_subcommand(
+                "gender",
+                "Per-passage gender magnitudes (tc, tf, bool; Rekabsaz & Schedl 2020) and the IBBR "
+                "magnitude/label (Li et al. 2022) for a whole corpus or index");
+            c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
+                ->required();
+            auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
+            auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
+            corpus->excludes(index);
+            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+                ->check(CLI::IsMember({"tsv", "jsonl"}));
+            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
+            c->add_option("--output,-o", a->output,
+                          "Output prefix: PREFIX.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
+                ->required();
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_gender(*a); });
+        }
+        {
+            auto a = std::make_shared<QueryGenderArgs>();
+            auto* c = debias.add_subcommand("query-gender",
+                                            "Label queries f / m / n from a gender word list");
+            c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
+                ->required();
+            c->add_option("--topics", a->topics, "Topics: qid<TAB>query or BEIR queries.jsonl")
+                ->required();
+            c->add_option("--output,-o", a->output, "Output qid<TAB>label")->required();
+            c->add_option("--both-as", a->both_as,
+                          "Queries with both genders' words: n (neutral) or majority")
+                ->check(CLI::IsMember({"n", "majority"}))
+                ->capture_default_str();
+            c->callback([a] { run_query_gender(*a); });
+        }
+        {
+            auto a = std::make_shared<BalanceArgs>();
+            auto* c = debias.add_subcommand(
+                "balance",
+                "Balanced relevance judgements (Bigdeli et al.): match female and male queries on "
+                "the LIWC profile of their passages and augment a training set at given ratios");
+            c->add_option("--pairs", a->pairs,
+                          "Generated pairs: qid<TAB>query<TAB>passage or "
+                          "qid<TAB>query<TAB>docid<TAB>passage")
+                ->required();
+            c->add_option("--query-gender", a->query_gender, "Query labels qid<TAB>f|m|n")
+                ->required();
+            c->add_option("--dic", a->dic, "LIWC-format dictionary (.dic)")->required();
+            c->add_option("--categories", a->categories,
+                          "Categories (names or ids, comma-separated; default: all)")
+                ->delimiter(',');
+            c->add_option("--train", a->train,
+                          "Original training set: query<TAB>passage or query<TAB>pos<TAB>neg")
+                ->required();
+            c->add_option("--ratios", a->ratios, "Augmentation ratios, e.g. 0.05,0.25")
+                ->delimiter(',')
+                ->required();
+            c->add_option("--seed", a->seed, "Seed (random negatives for triples)")
+                ->capture_default_str();
+            c->add_flag("--skip-bad-dic-lines", a->skip_bad,
+                        "Skip and count bad dictionary lines instead of failing");
+            c->add_option("--output,-o", a->output, "Output directory")->required();
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_balance(*a); });
+        }
+        {
+            auto a = std::make_shared<SurvivorshipArgs>();
+            auto* c = debias.add_subcommand(
+                "survivorship",
+                "Survivorship audit (Gupta 2021): unanswered queries overall and per type, first "
+                "relevant rank, and the subset files S_1..S_k");
+            c->add_option("--input", a->input,
+                          "Shown rankings: MS MARCO QnA .json / .jsonl, or "
+                          "qid<TAB>rank<TAB>docid<TAB>is_selected")
+                ->required();
+            c->add_option("--types", a->types, "Query types qid<TAB>type (TSV input)");
+            c->add_option("--corpus", a->corpus,
+                          "Map QnA passage texts to this corpus' docids (exact text match)");
+            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+                ->check(CLI::IsMember({"tsv", "jsonl"}));
+            c->add_option("--max-k", a->max_k, "Subsets S_1..S_k (default: largest shown rank)");
+            c->add_option("--output,-o", a->output, "Output directory")->required();
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_survivorship(*a); });
+        }
+    }};
 
 }  // namespace

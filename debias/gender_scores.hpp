@@ -33,11 +33,11 @@ struct GenderScoreOptions {
 
 struct GenderScoreStats {
     std::uint64_t passages = 0;
-    std::uint64_t with_female = 0;  ///< passages with c_f > 0
-    std::uint64_t with_male = 0;    ///< passages with c_m > 0
-    std::uint64_t ibbr_male = 0;    ///< label +1
-    std::uint64_t ibbr_female = 0;  ///< label -1
-    std::uint64_t ibbr_neutral = 0; ///< label 0
+    std::uint64_t with_female = 0;   ///< passages with c_f > 0
+    std::uint64_t with_male = 0;     ///< passages with c_m > 0
+    std::uint64_t ibbr_male = 0;     ///< label +1
+    std::uint64_t ibbr_female = 0;   ///< label -1
+    std::uint64_t ibbr_neutral = 0;  ///< label 0
     std::uint64_t skipped_bad = 0;
 };
 
@@ -52,7 +52,8 @@ std::filesystem::path gender_output_path(const std::filesystem::path& prefix,
                                          const std::string& suffix);
 
 struct QueryGenderStats {
-    std::uint64_t female = 0, male = 0, neutral = 0, both = 0;  ///< both: queries with f and m words
+    std::uint64_t female = 0, male = 0, neutral = 0,
+                  both = 0;  ///< both: queries with f and m words
 };
 
 /// Labels each topic (`qid<TAB>query` or BEIR queries.jsonl, index::read_topics) f / m / n with

@@ -19,7 +19,8 @@ std::vector<Judgement> read_qrels(const std::filesystem::path& path) {
             reader.fail("expected 4 fields 'qid iter docid relevance', got " +
                         std::to_string(fields.size()));
         int rel = 0;
-        auto [ptr, ec] = std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), rel);
+        auto [ptr, ec] =
+            std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), rel);
         if (ec != std::errc() || ptr != fields[3].data() + fields[3].size())
             reader.fail("relevance is not an integer: '" + std::string(fields[3]) + "'");
         out.push_back({std::string(fields[0]), std::string(fields[2]), rel});

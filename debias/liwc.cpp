@@ -84,7 +84,8 @@ LiwcDictionary LiwcDictionary::parse(std::string_view text, const std::string& n
             split_ws(line, fields);
             if (fields.size() < 2) return bad(no, "expected 'id<TAB>name' in the categories block");
             auto id = parse_int(fields[0]);
-            if (!id) return bad(no, "category id is not an integer: '" + std::string(fields[0]) + "'");
+            if (!id)
+                return bad(no, "category id is not an integer: '" + std::string(fields[0]) + "'");
             // A name may contain spaces in some dictionaries: everything after the id.
             std::string cname(trim(line.substr(fields[1].data() - line.data())));
             if (ids.count(*id)) return bad(no, "duplicate category id " + std::to_string(*id));
@@ -195,8 +196,7 @@ std::vector<int> resolve_categories(const LiwcDictionary& dic,
         auto id = dic.find_category(n);
         if (!id) {
             std::string known;
-            for (const auto& c : dic.categories())
-                known += (known.empty() ? "" : ", ") + c.name;
+            for (const auto& c : dic.categories()) known += (known.empty() ? "" : ", ") + c.name;
             throw InvalidArgument("unknown LIWC category '" + n + "' (known: " + known + ")");
         }
         out.push_back(*id);

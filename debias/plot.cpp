@@ -16,10 +16,9 @@ namespace plumb::debias {
 namespace {
 
 // A colour-blind-safe palette (Okabe & Ito).
-constexpr double kPalette[][3] = {{0.000, 0.447, 0.698}, {0.902, 0.624, 0.000},
-                                  {0.000, 0.620, 0.451}, {0.800, 0.475, 0.655},
-                                  {0.337, 0.706, 0.914}, {0.835, 0.369, 0.000},
-                                  {0.941, 0.894, 0.259}, {0.000, 0.000, 0.000}};
+constexpr double kPalette[][3] = {
+    {0.000, 0.447, 0.698}, {0.902, 0.624, 0.000}, {0.000, 0.620, 0.451}, {0.800, 0.475, 0.655},
+    {0.337, 0.706, 0.914}, {0.835, 0.369, 0.000}, {0.941, 0.894, 0.259}, {0.000, 0.000, 0.000}};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
 void set_colour(cairo_t* cr, std::size_t i, double alpha = 1.0) {
@@ -129,7 +128,7 @@ using Painter = std::function<void(cairo_t*)>;
 cairo_status_t write_to_file(void* closure, const unsigned char* data, unsigned int length) {
     auto* file = static_cast<AtomicFile*>(closure);
     return std::fwrite(data, 1, length, file->stream()) == length ? CAIRO_STATUS_SUCCESS
-                                                                   : CAIRO_STATUS_WRITE_ERROR;
+                                                                  : CAIRO_STATUS_WRITE_ERROR;
 }
 
 void check(cairo_status_t status, const std::filesystem::path& path) {
@@ -218,8 +217,14 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
     if (y_max == y_min) y_max = y_min + 1;
     auto ticks = nice_ticks(y_min, y_max);
     Painter paint = [&](cairo_t* cr) {
-        Frame f{70, 40, static_cast<double>(size.width) - 20,
-                static_cast<double>(size.height) - 60, ticks.front(), ticks.back(), 0, 1};
+        Frame f{70,
+                40,
+                static_cast<double>(size.width) - 20,
+                static_cast<double>(size.height) - 60,
+                ticks.front(),
+                ticks.back(),
+                0,
+                1};
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, ticks, size.width,
                     size.height);
         std::size_t groups = chart.categories.size(), ns = chart.series.size();
@@ -249,15 +254,14 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
         std::size_t every = std::max<std::size_t>(
             1, static_cast<std::size_t>(std::ceil((widest + 6) / std::max(group_w, 1.0))));
         for (std::size_t g = 0; g < groups; g += every)
-            text_at(cr, chart.categories[g],
-                    f.left + group_w * (static_cast<double>(g) + 0.5), f.bottom + 12, 0.5, 0.5);
+            text_at(cr, chart.categories[g], f.left + group_w * (static_cast<double>(g) + 0.5),
+                    f.bottom + 12, 0.5, 0.5);
         draw_legend(cr, chart.series, f);
     };
     render_both(paint, prefix, size);
 }
 
-void write_line_chart(const LineChart& chart, const std::filesystem::path& prefix,
-                      PlotSize size) {
+void write_line_chart(const LineChart& chart, const std::filesystem::path& prefix, PlotSize size) {
     if (chart.x.empty() || chart.series.empty())
         throw InvalidArgument("line chart '" + chart.title + "' has no points or series");
     double y_lo = INFINITY, y_hi = -INFINITY;
@@ -279,9 +283,14 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     auto y_ticks = nice_ticks(y_lo, y_hi);
     auto x_ticks = nice_ticks(chart.x.front(), chart.x.back());
     Painter paint = [&](cairo_t* cr) {
-        Frame f{70, 40, static_cast<double>(size.width) - 20,
-                static_cast<double>(size.height) - 60, y_ticks.front(), y_ticks.back(),
-                x_ticks.front(), x_ticks.back()};
+        Frame f{70,
+                40,
+                static_cast<double>(size.width) - 20,
+                static_cast<double>(size.height) - 60,
+                y_ticks.front(),
+                y_ticks.back(),
+                x_ticks.front(),
+                x_ticks.back()};
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
                     size.height);
         cairo_set_source_rgb(cr, 0, 0, 0);
@@ -302,8 +311,10 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
                 for (std::size_t i = 0; i < chart.x.size(); ++i) {
                     if (!std::isfinite(series.values[i])) continue;
                     double y = f.map_y(series.values[i] + finite_or(series.sd[i], 0));
-                    if (!started) cairo_move_to(cr, f.map_x(chart.x[i]), y), started = true;
-                    else cairo_line_to(cr, f.map_x(chart.x[i]), y);
+                    if (!started)
+                        cairo_move_to(cr, f.map_x(chart.x[i]), y), started = true;
+                    else
+                        cairo_line_to(cr, f.map_x(chart.x[i]), y);
                 }
                 for (std::size_t i = chart.x.size(); i-- > 0;) {
                     if (!std::isfinite(series.values[i])) continue;
@@ -322,8 +333,10 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
                     continue;
                 }
                 double x = f.map_x(chart.x[i]), y = f.map_y(series.values[i]);
-                if (!started) cairo_move_to(cr, x, y), started = true;
-                else cairo_line_to(cr, x, y);
+                if (!started)
+                    cairo_move_to(cr, x, y), started = true;
+                else
+                    cairo_line_to(cr, x, y);
             }
             cairo_stroke(cr);
         }

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "index/corpus.hpp"

@@ -4,11 +4,10 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "debias/judgements.hpp"
 #include "debias/plot.hpp"
@@ -59,8 +58,10 @@ public:
     bool string(string_t& v) override {
         if (depth_is_row_value()) {
             auto& row = current_row();
-            if (m_stack[0].key == "query_id") row.qid = v;
-            else if (m_stack[0].key == "query_type") row.type = v;
+            if (m_stack[0].key == "query_id")
+                row.qid = v;
+            else if (m_stack[0].key == "query_type")
+                row.type = v;
         } else if (depth_is_passage_value() && m_stack[3].key == "passage_text") {
             current_row().passages.back().hash = fnv1a64(v);
         } else if (depth_is_passage_value() && m_stack[3].key == "is_selected") {
@@ -112,12 +113,15 @@ private:
         std::uint64_t row = 0;
         auto [ptr, ec] = std::from_chars(k.data(), k.data() + k.size(), row);
         if (ec != std::errc() || ptr != k.data() + k.size())
-            throw ParseError(m_name, 0, "row key '" + k + "' is not a number (expected the "
-                                        "MS MARCO QnA column layout)");
+            throw ParseError(m_name, 0,
+                             "row key '" + k +
+                                 "' is not a number (expected the "
+                                 "MS MARCO QnA column layout)");
         return m_rows[row];
     }
     bool value_int(long long v, const std::string& text) {
-        if (depth_is_row_value() && m_stack[0].key == "query_id") current_row().qid = text;
+        if (depth_is_row_value() && m_stack[0].key == "query_id")
+            current_row().qid = text;
         else if (depth_is_passage_value() && m_stack[3].key == "is_selected")
             current_row().passages.back().selected = v == 1;
         return true;
@@ -175,9 +179,12 @@ std::vector<QnaRow> read_qna_jsonl(const std::filesystem::path& path) {
             QnaPassage qp;
             if (p.contains("is_selected")) {
                 const auto& s = p["is_selected"];
-                if (s.is_boolean()) qp.selected = s.get<bool>();
-                else if (s.is_number_integer()) qp.selected = s.get<long long>() == 1;
-                else reader.fail("'is_selected' must be 0/1 or a boolean");
+                if (s.is_boolean())
+                    qp.selected = s.get<bool>();
+                else if (s.is_number_integer())
+                    qp.selected = s.get<long long>() == 1;
+                else
+                    reader.fail("'is_selected' must be 0/1 or a boolean");
             }
             if (p.contains("passage_text") && p["passage_text"].is_string())
                 qp.hash = fnv1a64(p["passage_text"].get_ref<const std::string&>());
@@ -279,8 +286,10 @@ SurvivorshipReport run_survivorship(const SurvivorshipOptions& o,
     for (const auto& row : eval::unanswered_by_type(shown, types))
         rep.by_type.push_back({row.type, row.total, row.unanswered, row.share});
     for (const auto& q : shown.queries) {
-        if (q.first_selected) rep.first_rank[*q.first_selected]++;
-        else rep.unanswered++;
+        if (q.first_selected)
+            rep.first_rank[*q.first_selected]++;
+        else
+            rep.unanswered++;
     }
     unsigned max_k = o.max_k ? o.max_k : shown.max_rank;
     for (unsigned k = 1; k <= max_k; ++k) {
@@ -299,21 +308,20 @@ SurvivorshipReport run_survivorship(const SurvivorshipOptions& o,
     nlohmann::ordered_json j;
     j["queries"] = rep.queries;
     j["unanswered"] = rep.unanswered;
-    j["unanswered_share"] = rep.queries ? static_cast<double>(rep.unanswered) /
-                                              static_cast<double>(rep.queries)
-                                        : 0.0;
+    j["unanswered_share"] =
+        rep.queries ? static_cast<double>(rep.unanswered) / static_cast<double>(rep.queries) : 0.0;
     j["by_type"] = nlohmann::ordered_json::array();
     std::string t = "Survivorship audit of shown rankings\n";
-    t += "queries: " + std::to_string(rep.queries) + ", unanswered: " +
-         std::to_string(rep.unanswered) + " (" +
+    t += "queries: " + std::to_string(rep.queries) +
+         ", unanswered: " + std::to_string(rep.unanswered) + " (" +
          fmt_share(j["unanswered_share"].get<double>()) + ")\n";
     if (rep.passages_mapped + rep.passages_synthetic)
         t += "QnA passages mapped to corpus ids: " + std::to_string(rep.passages_mapped) +
              ", synthetic ids <qid>_<rank>: " + std::to_string(rep.passages_synthetic) + "\n";
     t += "\nunanswered by query type\ntype\ttotal\tunanswered\tshare\n";
     for (const auto& r : rep.by_type) {
-        t += r.type + '\t' + std::to_string(r.total) + '\t' + std::to_string(r.unanswered) +
-             '\t' + fmt_share(r.share) + '\n';
+        t += r.type + '\t' + std::to_string(r.total) + '\t' + std::to_string(r.unanswered) + '\t' +
+             fmt_share(r.share) + '\n';
         j["by_type"].push_back({{"type", r.type},
                                 {"total", r.total},
                                 {"unanswered", r.unanswered},

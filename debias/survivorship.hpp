@@ -52,11 +52,11 @@ struct SurvivorshipTypeRow {
 struct SurvivorshipReport {
     std::size_t queries = 0;
     std::size_t unanswered = 0;
-    std::vector<SurvivorshipTypeRow> by_type;       ///< "all", then types by name
-    std::map<unsigned, std::size_t> first_rank;     ///< first relevant rank -> queries
-    std::vector<std::size_t> subset_sizes;          ///< |S_k| for k = 1..K (index k-1)
-    std::size_t passages_mapped = 0;                ///< QnA passages mapped to corpus ids
-    std::size_t passages_synthetic = 0;             ///< QnA passages given `<qid>_<rank>`
+    std::vector<SurvivorshipTypeRow> by_type;    ///< "all", then types by name
+    std::map<unsigned, std::size_t> first_rank;  ///< first relevant rank -> queries
+    std::vector<std::size_t> subset_sizes;       ///< |S_k| for k = 1..K (index k-1)
+    std::size_t passages_mapped = 0;             ///< QnA passages mapped to corpus ids
+    std::size_t passages_synthetic = 0;          ///< QnA passages given `<qid>_<rank>`
 };
 
 /// Converts MS MARCO QnA JSON/JSONL to the shown-ranks TSV (and types TSV when `types_out` is

@@ -15,9 +15,8 @@ namespace fs = std::filesystem;
 
 inline fs::path temp_dir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    auto dir = fs::temp_directory_path() /
-               ("plumb_debias_" + std::to_string(::getpid()) + "_" + info->test_suite_name() +
-                "_" + info->name());
+    auto dir = fs::temp_directory_path() / ("plumb_debias_" + std::to_string(::getpid()) + "_" +
+                                            info->test_suite_name() + "_" + info->name());
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;

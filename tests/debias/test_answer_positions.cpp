@@ -50,8 +50,7 @@ Fixture make_fixture() {
                      "p1\tParis is the capital of France\n"
                      "p2\tThe capital of France is Paris .\n"
                      "p3\tnothing here\n");
-    f.qrels = write(f.dir / "qrels.txt",
-                    "q1 0 p1 1\nq1 0 p2 2\nq2 0 p3 1\nq3 0 p1 0\nq4 0 p9 1\n");
+    f.qrels = write(f.dir / "qrels.txt", "q1 0 p1 1\nq1 0 p2 2\nq2 0 p3 1\nq3 0 p1 0\nq4 0 p9 1\n");
     f.answers = write(f.dir / "answers.tsv",
                       "q1\tparis\nq1\tcapital of france\nq2\tmissing\nq3\tparis\nq4\tx\n");
     return f;
@@ -95,6 +94,24 @@ TEST(AnswerPositions, HistogramBeforeAndAfterWithOffsets) {
     EXPECT_TRUE(is_png(f.dir / "report.png"));
     EXPECT_TRUE(is_svg(f.dir / "report.svg"));
     EXPECT_NE(slurp(f.dir / "report.txt").find("not found verbatim: 1"), std::string::npos);
+}
+
+TEST(AnswerPositions, StripPunctuationMatchesTokensWithoutPunctuation) {
+    auto f = make_fixture();
+    write(f.answers, "q1\tParis!\nq1\t\"capital\nq2\t.\n");
+    db::AnswerPositionOptions o;
+    o.answers = f.answers;
+    o.qrels = f.qrels;
+    o.corpus = f.corpus;
+    auto exact = db::audit_answer_positions(o);
+    EXPECT_EQ(exact.before.found, 0u);
+    o.strip_punctuation = true;
+    auto rep = db::audit_answer_positions(o);
+    // Paris@p1 0/6 -> bin 0; Paris.@p2 5/7 -> bin 7; capital@p1 3/6 -> bin 5; @p2 1/7 -> bin 1.
+    // "." has nothing left to find.
+    std::vector<std::uint64_t> before = {1, 1, 0, 0, 0, 1, 0, 1, 0, 0};
+    EXPECT_EQ(rep.before.counts, before);
+    EXPECT_EQ(rep.before.not_found, 1u);
 }
 
 TEST(AnswerPositions, AfterFromARotatedCorpusSearchesAgain) {

@@ -28,9 +28,9 @@ TEST(CliDebias, AnswerPositionsAndSurvivorshipWriteReportsAndPlots) {
     write(dir / "c.tsv", "p1\tParis is the capital of France\n");
     write(dir / "qrels.txt", "q1 0 p1 1\n");
     write(dir / "answers.tsv", "q1\tthe capital\n");
-    auto [rc, out] = run(cli() + " debias answer-positions -q --answers " +
-                         q(dir / "answers.tsv") + " --qrels " + q(dir / "qrels.txt") +
-                         " --corpus " + q(dir / "c.tsv") + " --output " + q(dir / "ap"));
+    auto [rc, out] = run(cli() + " debias answer-positions -q --answers " + q(dir / "answers.tsv") +
+                         " --qrels " + q(dir / "qrels.txt") + " --corpus " + q(dir / "c.tsv") +
+                         " --output " + q(dir / "ap"));
     ASSERT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("found: 1"), std::string::npos) << out;
     EXPECT_TRUE(is_png(dir / "ap.png"));
@@ -49,8 +49,8 @@ TEST(CliDebias, GenderAndQueryGender) {
     write(dir / "w.txt", "she,f\nhe,m\n");
     write(dir / "c.tsv", "d1\tshe she he\n");
     write(dir / "t.tsv", "q1\tshe\n");
-    auto [rc, out] = run(cli() + " debias gender -q --wordlist " + q(dir / "w.txt") +
-                         " --corpus " + q(dir / "c.tsv") + " --output " + q(dir / "b"));
+    auto [rc, out] = run(cli() + " debias gender -q --wordlist " + q(dir / "w.txt") + " --corpus " +
+                         q(dir / "c.tsv") + " --output " + q(dir / "b"));
     ASSERT_EQ(rc, 0) << out;
     EXPECT_EQ(lines(dir / "b.tc.tsv").back(), "d1\t1\t2\t1");
     auto [rc2, out2] = run(cli() + " debias query-gender --wordlist " + q(dir / "w.txt") +
@@ -62,8 +62,8 @@ TEST(CliDebias, GenderAndQueryGender) {
 TEST(CliDebias, BadInputExitsWithOneAndNamesTheLine) {
     auto dir = temp_dir();
     auto in = write(dir / "bad.tsv", "d1\tok\nbroken-line\n");
-    auto [rc, out] = run(cli() + " debias rotate -q --corpus " + q(in) + " --output " +
-                         q(dir / "o.tsv"));
+    auto [rc, out] =
+        run(cli() + " debias rotate -q --corpus " + q(in) + " --output " + q(dir / "o.tsv"));
     EXPECT_EQ(rc, 1);
     EXPECT_NE(out.find("plumb: error:"), std::string::npos) << out;
     EXPECT_NE(out.find("bad.tsv:2"), std::string::npos) << out;

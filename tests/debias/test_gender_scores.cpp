@@ -18,8 +18,8 @@ TEST(GenderScores, CorpusMagnitudesMatchTheDefinitions) {
     auto dir = temp_dir();
     db::GenderScoreOptions o;
     o.wordlist = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
-    o.corpus = write(dir / "c.tsv",
-                     "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
+    o.corpus =
+        write(dir / "c.tsv", "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
     o.output_prefix = dir / "bias";
     auto s = db::score_gender(o);
     EXPECT_EQ(s.passages, 3u);
@@ -95,8 +95,8 @@ TEST(GenderScores, QueryLabels) {
 TEST(GenderScores, IndexGivesTheSameFilesAsTheCorpus) {
     auto dir = temp_dir();
     auto words = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
-    auto corpus = write(dir / "c.tsv",
-                        "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
+    auto corpus =
+        write(dir / "c.tsv", "d1\tShe said he and she left\nd2\tHim him HE\nd3\tnothing here\n");
     plumb::index::build_index(corpus, dir / "idx");
     db::GenderScoreOptions o;
     o.wordlist = words;

@@ -14,17 +14,17 @@ using namespace debias_test;
 
 namespace {
 const char* kDic =
-    "%\n"                  // 1
-    "1\tposemo\n"          // 2
-    "2\tnegemo\n"          // 3
-    "3\tsocial\n"          // 4
-    "%\n"                  // 5
-    "happy\t1\n"           // 6
-    "happ*\t1\t3\n"        // 7
-    "hate*\t2\n"           // 8
-    "ha*\t3\n"             // 9
-    "Friend*\t3\n"         // 10
-    "good\t1\n";           // 11
+    "%\n"            // 1
+    "1\tposemo\n"    // 2
+    "2\tnegemo\n"    // 3
+    "3\tsocial\n"    // 4
+    "%\n"            // 5
+    "happy\t1\n"     // 6
+    "happ*\t1\t3\n"  // 7
+    "hate*\t2\n"     // 8
+    "ha*\t3\n"       // 9
+    "Friend*\t3\n"   // 10
+    "good\t1\n";     // 11
 }  // namespace
 
 TEST(Liwc, ParsesCategoriesExactAndPrefixEntries) {
@@ -36,12 +36,12 @@ TEST(Liwc, ParsesCategoriesExactAndPrefixEntries) {
     EXPECT_FALSE(dic.find_category("nope"));
     EXPECT_EQ(dic.exact_entries(), 2u);
     EXPECT_EQ(dic.prefix_entries(), 4u);
-    EXPECT_EQ(dic.lookup("happy"), (std::vector<int>{1}));       // exact beats happ*
+    EXPECT_EQ(dic.lookup("happy"), (std::vector<int>{1}));         // exact beats happ*
     EXPECT_EQ(dic.lookup("happiness"), (std::vector<int>{1, 3}));  // happ* (longest prefix)
-    EXPECT_EQ(dic.lookup("happ"), (std::vector<int>{1, 3}));     // prefix matches itself
-    EXPECT_EQ(dic.lookup("hated"), (std::vector<int>{2}));       // hate* beats ha*
-    EXPECT_EQ(dic.lookup("hat"), (std::vector<int>{3}));         // ha*
-    EXPECT_EQ(dic.lookup("friends"), (std::vector<int>{3}));     // lower-cased entry
+    EXPECT_EQ(dic.lookup("happ"), (std::vector<int>{1, 3}));       // prefix matches itself
+    EXPECT_EQ(dic.lookup("hated"), (std::vector<int>{2}));         // hate* beats ha*
+    EXPECT_EQ(dic.lookup("hat"), (std::vector<int>{3}));           // ha*
+    EXPECT_EQ(dic.lookup("friends"), (std::vector<int>{3}));       // lower-cased entry
     EXPECT_TRUE(dic.lookup("sad").empty());
     EXPECT_TRUE(dic.lookup("h").empty());
 }
@@ -104,8 +104,11 @@ TEST(Liwc, CosineSimilarity) {
 
 namespace {
 std::vector<db::GeneratedPair> five_pairs() {
-    return {{"f1", "q", "f1", "p"}, {"f2", "q", "f2", "p"}, {"m1", "q", "m1", "p"},
-            {"m2", "q", "m2", "p"}, {"n1", "q", "n1", "p"}};
+    return {{"f1", "q", "f1", "p"},
+            {"f2", "q", "f2", "p"},
+            {"m1", "q", "m1", "p"},
+            {"m2", "q", "m2", "p"},
+            {"n1", "q", "n1", "p"}};
 }
 }  // namespace
 
@@ -133,7 +136,7 @@ TEST(Balance, MatchesEachQueryToTheMostSimilarOtherGender) {
 
     EXPECT_EQ(db::select_augmentation(res, 4), (std::vector<std::size_t>{0, 2, 1, 3}));
     EXPECT_EQ(db::select_augmentation(res, 3), (std::vector<std::size_t>{0, 2, 1}));
-    EXPECT_TRUE(db::select_augmentation(res, 1).empty());  // a pair would exceed the target
+    EXPECT_TRUE(db::select_augmentation(res, 1).empty());     // a pair would exceed the target
     EXPECT_EQ(db::select_augmentation(res, 100).size(), 4u);  // pairs exhausted
 
     phi[1] = {0, 0};  // f2 has no dictionary word: cannot be matched

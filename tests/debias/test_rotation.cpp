@@ -84,8 +84,8 @@ TEST(Rotation, CorpusOutputIsEq7WithRecordedOffsets) {
     auto dir = temp_dir();
     std::string long_text;
     for (int i = 1; i <= 20; ++i) long_text += "w" + std::to_string(i) + " ";
-    auto in = write(dir / "c.tsv", "d1\tthe quick  brown fox jumps\nd2\t\nd3\tsingle\nd4\t" +
-                                       long_text + "\n");
+    auto in = write(dir / "c.tsv",
+                    "d1\tthe quick  brown fox jumps\nd2\t\nd3\tsingle\nd4\t" + long_text + "\n");
     db::RotateCorpusOptions o;
     o.seed = 11;
     o.offsets = dir / "off.tsv";
