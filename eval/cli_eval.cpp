@@ -44,6 +44,8 @@ constexpr const char* kUsage =
     "plumb options:\n"
     "  --format text|json|csv            output format (default text = trec_eval's)\n"
     "  --output FILE                     write to FILE atomically instead of stdout\n"
+    "  --trec-eval-9                     iprec_at_recall recall levels rounded as trec_eval 9\n"
+    "                                    ((long)(x*R + 0.9)); default trec_eval 10 (lround)\n"
     "\n"
     "Measures: runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
     "iprec_at_recall P recall ndcg ndcg_cut map_cut success, and plumb's mrr_cut (MRR@k,\n"
@@ -84,6 +86,7 @@ const LongOpt kLongOpts[] = {
     {"Zscore", true, 'Z'},
     {"format", true, 'f'},
     {"output", true, 'O'},
+    {"trec-eval-9", false, '9'},
 };
 
 /// trec_eval's getopt string "hvqm:cl:nD:JN:M:R:T:oZ:".
@@ -135,6 +138,7 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
         case 'Z': throw ConfigError("-Z (z-scores) is not supported");
         case 'f': a.format = value; break;
         case 'O': a.output = value; break;
+        case '9': a.options.trec_eval_9_iprec = true; break;
         default: throw ConfigError(std::string("unknown option -") + opt);
     }
 }

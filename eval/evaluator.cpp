@@ -118,6 +118,7 @@ void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures
     q.rels = s.rels;
     q.level_counts = qq.level_counts();
     q.relevance_level = opt.relevance_level;
+    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
     out.assign(measures.columns().size(), 0.0);
     measures.compute(q, out);
 }
@@ -146,6 +147,7 @@ EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const Measu
             q.rels = bogus;
             q.level_counts = qq->level_counts();
             q.relevance_level = opt.relevance_level;
+    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
             QueryValues row;
             row.qid = qid;
             row.missing = true;

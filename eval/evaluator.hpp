@@ -44,6 +44,9 @@ struct EvalOptions {
     bool complete = false;
     /// -J: drop documents not judged (or judged with a negative grade) before ranking measures.
     bool judged_docs_only = false;
+    /// iprec_at_recall as trec_eval 9 computes it (see QueryJudgements::trec_eval_9_iprec);
+    /// default: trec_eval 10.
+    bool trec_eval_9_iprec = false;
 };
 
 /// Values of one query, one per MeasureSet column.

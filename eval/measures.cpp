@@ -120,7 +120,8 @@ void m_recip_rank(const QueryJudgements& q, Params, double* out) {
     }
 }
 
-/// Interpolated precision at recall levels (m_iprec_at_recall.c, trec_eval 10: lround).
+/// Interpolated precision at recall levels (m_iprec_at_recall.c; trec_eval 10 rounds the
+/// number of relevant documents a level needs with lround, trec_eval 9 with +0.9 truncation).
 void m_iprec_at_recall(const QueryJudgements& q, Params p, double* out) {
     const long np = static_cast<long>(p.size());
     for (long c = 0; c < np; ++c) out[c] = 0.0;
@@ -130,8 +131,9 @@ void m_iprec_at_recall(const QueryJudgements& q, Params p, double* out) {
     const long num_rel_ret = num_rel_ret_of(q);
     std::vector<long> cut(p.size());
     for (long c = 0; c < np; ++c) {
+        const double x = p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel);
         cut[static_cast<std::size_t>(c)] =
-            std::lround(p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel));
+            q.trec_eval_9_iprec ? static_cast<long>(x + 0.9) : std::lround(x);
     }
     long current = np - 1;
     while (current >= 0 && cut[static_cast<std::size_t>(current)] > num_rel_ret) --current;

@@ -53,6 +53,10 @@ struct QueryJudgements {
     std::span<const long> level_counts;
     /// Minimum grade counted as relevant (trec_eval -l, default 1).
     long relevance_level = 1;
+    /// iprec_at_recall: trec_eval 9's recall-level rounding, (long)(x * num_rel + 0.9),
+    /// instead of trec_eval 10's lround(x * num_rel). The two differ when the fractional part
+    /// of x * num_rel lies in (0.1, 0.5), e.g. x = 0.4 with 3 relevant documents.
+    bool trec_eval_9_iprec = false;
 };
 
 /// How a value is printed and summarised.

@@ -125,6 +125,18 @@ TEST(Measures, InterpolatedPrecisionAtRecall) {
     EXPECT_EQ(ev.measures().columns()[10].name, "iprec_at_recall_1.00");
 }
 
+TEST(Measures, InterpolatedPrecisionAtRecallTrecEval9) {
+    EvalOptions opt;
+    opt.trec_eval_9_iprec = true;
+    Evaluator ev(qrels(), MeasureSet::parse({"iprec_at_recall"}), opt);
+    auto v = *ev.evaluate_query(q1());
+    // trec_eval 9: level x needs (long)(3x + 0.9) relevant: 0,1,1,1,2,2,2,2,3,3,3 (0.4 -> 2.1
+    // -> 2 where lround gives 1; 0.7 * 3 + 0.9 is 2.9999999999999996 in doubles -> 2).
+    const double expect[] = {1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0, 0, 0};
+    ASSERT_EQ(v.size(), 11u);
+    for (int i = 0; i < 11; ++i) EXPECT_DOUBLE_EQ(v[i], expect[i]) << i;
+}
+
 TEST(Measures, GradedWithNegativeGrade) {
     Evaluator ev(qrels(), MeasureSet::parse(kAll));
     auto r = q2();
