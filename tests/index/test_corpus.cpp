@@ -21,8 +21,23 @@ using plumb::index::Document;
 
 namespace {
 
+fs::path test_root() {
+    return fs::temp_directory_path() / ("plumb_test_corpus_" + std::to_string(::getpid()));
+}
+
+/// Removes this process's temporary files after the tests.
+class TempCleanup : public ::testing::Environment {
+public:
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(test_root(), ec);
+    }
+};
+[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+
+
 fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_corpus_" + std::to_string(::getpid()));
+    auto dir = test_root();
     fs::create_directories(dir);
     auto p = dir / name;
     std::ofstream(p, std::ios::binary) << content;

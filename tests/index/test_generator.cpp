@@ -24,8 +24,23 @@ using plumb::index::GeneratorConfig;
 
 namespace {
 
+fs::path test_root() {
+    return fs::temp_directory_path() / ("plumb_test_gen_" + std::to_string(::getpid()));
+}
+
+/// Removes this process's temporary files after the tests.
+class TempCleanup : public ::testing::Environment {
+public:
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(test_root(), ec);
+    }
+};
+[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+
+
 fs::path temp_dir(const std::string& name) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_gen_" + std::to_string(::getpid())) / name;
+    auto dir = test_root() / name;
     fs::remove_all(dir);
     return dir;
 }
@@ -274,6 +289,43 @@ TEST(Generator, CancelledWriteLeavesNothing) {
     EXPECT_FALSE(fs::exists(dir / "topics.tsv"));
     EXPECT_FALSE(fs::exists(dir / "qrels.txt"));
     EXPECT_TRUE(fs::is_empty(dir));  // no temporary files left behind
+}
+
+namespace {
+/// An extension in the way the planted-bias generators use the hooks.
+class TaggedQueries : public CorpusGenerator {
+public:
+    using CorpusGenerator::CorpusGenerator;
+
+protected:
+    std::string query_text(const QueryPlan& q, std::mt19937_64& rng) const override {
+        return "tag " + CorpusGenerator::query_text(q, rng);
+    }
+    std::vector<std::uint32_t> passage_words(std::uint64_t i,
+                                             std::mt19937_64& rng) const override {
+        auto words = CorpusGenerator::passage_words(i, rng);
+        words.insert(words.begin(), 1);  // one more rank-1 word in every passage
+        return words;
+    }
+};
+}  // namespace
+
+TEST(Generator, HooksCanBeOverridden) {
+    TaggedQueries g(small_config());
+    CorpusGenerator base(small_config());
+    auto topics = g.topics();
+    auto base_topics = base.topics();
+    ASSERT_EQ(topics.size(), base_topics.size());
+    for (std::size_t q = 0; q < topics.size(); ++q)
+        EXPECT_EQ(topics[q].text, "tag " + base_topics[q].text);
+    for (std::uint64_t i = 0; i < 20; ++i) {  // same words plus one rank-1 word
+        auto a = words_of(g.passage(i).text), b = words_of(base.passage(i).text);
+        b.push_back(g.word(1));
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        EXPECT_EQ(a, b) << "passage " << i;
+    }
+    EXPECT_EQ(g.qrels().size(), base.qrels().size());
 }
 
 TEST(GenerateCli, WritesTheThreeFiles) {
