@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
@@ -137,11 +137,13 @@ private:
 };
 
 std::vector<QnaRow> read_qna_json(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError("cannot open " + path.string());
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                          &std::fclose);
+    if (!file) throw IoError("cannot open " + path.string());
+    std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
     std::map<std::uint64_t, QnaRow> rows;
     ColumnSax sax(path.string(), rows);
-    json::sax_parse(in, &sax);
+    json::sax_parse(file.get(), &sax);
     std::vector<QnaRow> out;
     for (auto& [k, row] : rows) {
         if (row.qid.empty()) {
