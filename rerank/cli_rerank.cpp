@@ -22,6 +22,7 @@
 #include "rerank/dense_index.hpp"
 #include "rerank/fusion.hpp"
 #include "rerank/tk_stage.hpp"
+#include "rerank/torchscript_stage.hpp"
 
 namespace {
 
@@ -100,6 +101,7 @@ struct RerankArgs {
     std::size_t max_length = 512;
     int threads = 0;
     std::string pooling = "cls", similarity = "dot";
+    bool no_token_types = false;  // torchscript: forward(input_ids, attention_mask) only
     bool quiet = false;
 };
 
@@ -129,7 +131,16 @@ std::unique_ptr<plumb::RerankStage> make_stage(const RerankArgs& a) {
         o.threads = a.threads;
         return pr::make_tk_stage(a.model, o);
     }
-    throw plumb::ConfigError("unknown --type '" + a.type + "' (known: cat, dot, tk)");
+    if (a.type == "torchscript") {
+        pr::TorchScriptStageOptions o;
+        o.depth = a.depth;
+        o.batch_size = a.batch;
+        o.max_length = a.max_length;
+        o.threads = a.threads;
+        o.pass_token_type_ids = !a.no_token_types;
+        return pr::make_torchscript_stage(a.model, o);
+    }
+    throw plumb::ConfigError("unknown --type '" + a.type + "' (known: cat, dot, tk, torchscript)");
 }
 
 void run_rerank(const RerankArgs& a) {
@@ -193,10 +204,12 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
                     "Model folder (Hugging Face config.json, vocab.txt, model.safetensors; TK: "
                     "its model folder)")
         ->required();
-    cmd->add_option("--type", args->type, "Model type: cat (BERT-CAT cross-encoder), dot "
-                                          "(BERT-DOT bi-encoder), tk")
+    cmd->add_option("--type", args->type,
+                    "Model type: cat (BERT-CAT cross-encoder), dot (BERT-DOT bi-encoder), tk, "
+                    "torchscript (a TorchScript cross-encoder: --model FILE or a folder with "
+                    "model.pt and vocab.txt; input contract in rerank/torchscript_stage.hpp)")
         ->required()
-        ->check(CLI::IsMember({"cat", "dot", "tk"}));
+        ->check(CLI::IsMember({"cat", "dot", "tk", "torchscript"}));
     cmd->add_option("--depth", args->depth, "Candidates re-ranked per query")
         ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
@@ -215,6 +228,8 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
     cmd->add_option("--similarity", args->similarity, "dot: dot or cosine")
         ->capture_default_str()
         ->check(CLI::IsMember({"dot", "cosine"}));
+    cmd->add_flag("--no-token-types", args->no_token_types,
+                  "torchscript: call forward(input_ids, attention_mask) without token types");
     cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
     cmd->callback([args] { run_rerank(*args); });
