@@ -264,7 +264,7 @@ TEST(JsonlReader, SkipBadCountsAndContinues) {
     EXPECT_EQ(skipped, 2u);
 }
 
-TEST(Topics, TsvAndJsonl) {
+TEST(TopicsReader, TsvAndJsonl) {
     auto t = temp_file("topics.tsv", "\xEF\xBB\xBF" "101\twhat is c++?\r\n\n102\t\nq3\t  \"quoted\" AND x:y\n");
     auto topics = plumb::index::read_topics(t);
     ASSERT_EQ(topics.size(), 3u);
@@ -286,7 +286,7 @@ TEST(Topics, TsvAndJsonl) {
     EXPECT_EQ(jt[1].text, "second");
 }
 
-TEST(Topics, DuplicateQidIsAnErrorNamingBothLines) {
+TEST(TopicsReader, DuplicateQidIsAnErrorNamingBothLines) {
     auto t = temp_file("dup.tsv", "1\ta\n2\tb\n\n1\tc\n");
     expect_parse_error([&] { plumb::index::read_topics(t); }, t, 4,
                        "duplicate query id '1' (first on line 1)");
@@ -297,7 +297,7 @@ TEST(Topics, DuplicateQidIsAnErrorNamingBothLines) {
     EXPECT_EQ(skipped, 1u);
 }
 
-TEST(Topics, BadLines) {
+TEST(TopicsReader, BadLines) {
     auto t = temp_file("bad_topics.tsv", "1\tok\n2\tx\ty\n");
     expect_parse_error([&] { plumb::index::read_topics(t); }, t, 2,
                        "expected 2 TAB-separated fields, found 3");

@@ -72,7 +72,7 @@ std::vector<std::string> words_of(const std::string& text) {
 
 }  // namespace
 
-TEST(Uniform, RangesAndErrors) {
+TEST(GeneratorUniform, RangesAndErrors) {
     std::mt19937_64 rng(1);
     for (int i = 0; i < 10000; ++i) {
         double u = plumb::index::uniform01(rng);
@@ -87,7 +87,7 @@ TEST(Uniform, RangesAndErrors) {
     for (int c : counts) EXPECT_NEAR(c / 40000.0, 0.25, 0.02);
 }
 
-TEST(Zipf, ProbabilitiesMatchTheDefinition) {
+TEST(GeneratorZipf, ProbabilitiesMatchTheDefinition) {
     // n = 3, s = 1: P(r) = (1/r) / (1 + 1/2 + 1/3) = (6/11) / r.
     plumb::index::ZipfSampler z(3, 1.0);
     EXPECT_NEAR(z.probability(1), 6.0 / 11.0, 1e-12);
@@ -101,7 +101,7 @@ TEST(Zipf, ProbabilitiesMatchTheDefinition) {
     EXPECT_THROW(plumb::index::ZipfSampler(10, 0.0), plumb::InvalidArgument);
 }
 
-TEST(Zipf, SampledFrequenciesFollowRankShape) {
+TEST(GeneratorZipf, SampledFrequenciesFollowRankShape) {
     // s = 1: f(1)/f(2) = 2 and f(1)/f(3) = 3. With 300,000 draws over 1,000 ranks,
     // P(1) = 1/H(1000) ~ 0.134, so f(1) ~ 40,000 and the ratios have sd ~1%.
     plumb::index::ZipfSampler z(1000, 1.0);
@@ -118,7 +118,7 @@ TEST(Zipf, SampledFrequenciesFollowRankShape) {
     EXPECT_NEAR(f[1] / 300000.0, 1.0 / 7.4854708606, 0.005);  // H(1000) = 7.48547...
 }
 
-TEST(Generator, ConfigValidation) {
+TEST(CorpusGenerator, ConfigValidation) {
     auto c = small_config();
     c.passages = 0;
     EXPECT_THROW(CorpusGenerator{c}, plumb::InvalidArgument);
@@ -134,7 +134,7 @@ TEST(Generator, ConfigValidation) {
     EXPECT_THROW(CorpusGenerator{c}, plumb::InvalidArgument);
 }
 
-TEST(Generator, VocabularyIsDistinctAndStemmerSafe) {
+TEST(CorpusGenerator, VocabularyIsDistinctAndStemmerSafe) {
     auto c = small_config();
     c.vocab = 20000;
     CorpusGenerator g(c);
@@ -159,7 +159,7 @@ TEST(Generator, VocabularyIsDistinctAndStemmerSafe) {
     EXPECT_THROW(g.word(20001), plumb::InvalidArgument);
 }
 
-TEST(Generator, SameSeedSameBytesDifferentSeedDifferent) {
+TEST(CorpusGenerator, SameSeedSameBytesDifferentSeedDifferent) {
     auto a = temp_dir("a"), b = temp_dir("b"), c = temp_dir("c");
     CorpusGenerator(small_config(7)).write(a);
     CorpusGenerator(small_config(7)).write(b);
@@ -178,7 +178,7 @@ TEST(Generator, SameSeedSameBytesDifferentSeedDifferent) {
     EXPECT_THROW(g.passage(2000), plumb::InvalidArgument);
 }
 
-TEST(Generator, CountsAndQrelsReferenceExistingIds) {
+TEST(CorpusGenerator, CountsAndQrelsReferenceExistingIds) {
     auto dir = temp_dir("counts");
     auto config = small_config();
     std::uint64_t last_done = 0, last_total = 0;
@@ -241,7 +241,7 @@ TEST(Generator, CountsAndQrelsReferenceExistingIds) {
     for (const auto& [q, count] : grade3) EXPECT_EQ(count, 1) << q;
 }
 
-TEST(Generator, CorpusWordFrequenciesAreZipfian) {
+TEST(CorpusGenerator, CorpusWordFrequenciesAreZipfian) {
     auto config = small_config();
     config.passages = 20000;  // ~1.1 M tokens
     config.queries = 10;
@@ -258,7 +258,7 @@ TEST(Generator, CorpusWordFrequenciesAreZipfian) {
     EXPECT_NEAR(by_freq[0].first / freq[g.word(10)], 10.0, 1.0);
 }
 
-TEST(Generator, JsonlCorpusReadsBackLikeTsv) {
+TEST(CorpusGenerator, JsonlCorpusReadsBackLikeTsv) {
     auto config = small_config();
     config.format = plumb::index::CorpusFormat::Jsonl;
     auto dir = temp_dir("jsonl");
@@ -279,7 +279,7 @@ TEST(Generator, JsonlCorpusReadsBackLikeTsv) {
     EXPECT_EQ(n, config.passages);
 }
 
-TEST(Generator, CancelledWriteLeavesNothing) {
+TEST(CorpusGenerator, CancelledWriteLeavesNothing) {
     auto dir = temp_dir("cancel");
     plumb::CancelToken cancel;
     cancel.request();
@@ -310,7 +310,7 @@ protected:
 };
 }  // namespace
 
-TEST(Generator, HooksCanBeOverridden) {
+TEST(CorpusGenerator, HooksCanBeOverridden) {
     TaggedQueries g(small_config());
     CorpusGenerator base(small_config());
     auto topics = g.topics();
