@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -21,7 +22,8 @@ using detail::IndexData;
 using detail::TermEntry;
 
 constexpr std::uint32_t kEnd = 0xFFFFFFFFu;
-constexpr int32_t kBlock = 128;
+constexpr int32_t kBlock = 128;   // MaxScore cursor buffer (postings)
+constexpr int32_t kBulk = 2048;   // exhaustive bulk-read buffer (postings)
 /// Relative slack on score upper bounds: covers float rounding differences between the
 /// pruning estimates (double, any order) and the exact float score (query term order).
 constexpr double kBoundSlack = 1e-4;
@@ -148,9 +150,12 @@ struct Cursor {
 
 /// Per-search scratch space, pooled by the searcher (one user at a time).
 struct Workspace {
-    std::vector<float> acc;
+    std::vector<float> acc;  ///< all zero between searches
     std::vector<std::uint32_t> touched;
     std::vector<std::unique_ptr<Cursor>> cursors;
+    /// Large bulk-read buffers for the exhaustive path.
+    Lucene::Collection<int32_t> docs = Lucene::Collection<int32_t>::newInstance(kBulk);
+    Lucene::Collection<int32_t> freqs = Lucene::Collection<int32_t>::newInstance(kBulk);
 };
 
 }  // namespace
@@ -237,34 +242,64 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
                                                 std::size_t k, const std::vector<float>& norm,
                                                 float k1p1) const {
     float* acc = ws.acc.data();
+    const float* nm = norm.data();
+    const std::size_t n_docs = ws.acc.size();
+    // Dense mode (no touched list; one scan of the accumulator at the end) when the postings
+    // cover a good part of the collection; sparse mode (touched-document list) otherwise.
+    std::uint64_t postings = 0;
+    for (const auto& t : q) postings += static_cast<std::uint64_t>(t.entry->df);
+    const bool dense = postings * 8 >= n_docs;
     auto& touched = ws.touched;
     touched.clear();
-    const float* nm = norm.data();
+    Cursor& c = cursor(ws, 0);
+    int32_t* docs = &*ws.docs.begin();
+    int32_t* freqs = &*ws.freqs.begin();
     for (std::size_t i = 0; i < q.size(); ++i) {
-        Cursor& c = cursor(ws, i);
         c.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
         while (true) {
-            int32_t n = c.td->read(c.docs, c.freqs);
+            int32_t n = c.td->read(ws.docs, ws.freqs);
             if (n <= 0) break;
-            const int32_t* docs = c.dp;
-            const int32_t* freqs = c.fp;
-            for (int32_t j = 0; j < n; ++j) {
-                auto doc = static_cast<std::uint32_t>(docs[j]);
-                float contribution = w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1,
-                                                           nm[doc]);
-                float& a = acc[doc];
-                if (a == 0.0f) touched.push_back(doc);
-                a += contribution;
+            if (dense) {
+                for (int32_t j = 0; j < n; ++j) {
+                    auto doc = static_cast<std::uint32_t>(docs[j]);
+                    acc[doc] += w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
+                }
+            } else {
+                for (int32_t j = 0; j < n; ++j) {
+                    auto doc = static_cast<std::uint32_t>(docs[j]);
+                    float contribution =
+                        w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
+                    float& a = acc[doc];
+                    if (a == 0.0f) touched.push_back(doc);
+                    a += contribution;
+                }
             }
         }
     }
     TopK top(k);
     const std::uint32_t* rank = d.idrank.data();
-    for (std::uint32_t doc : touched) {
-        Entry e{acc[doc], rank[doc], doc};
-        acc[doc] = 0.0f;
-        top.push(e);
+    // Candidates must score >= thr: > 0 (touched) until the heap is full, then >= the worst kept
+    // score (equal scores may still enter through a smaller id).
+    float thr = std::numeric_limits<float>::denorm_min();
+    if (dense) {
+        for (std::uint32_t doc = 0; doc < n_docs; ++doc) {
+            float s = acc[doc];
+            if (s >= thr) {
+                top.push(Entry{s, rank[doc], doc});
+                if (top.full()) thr = top.worst().score;
+            }
+        }
+        std::fill(ws.acc.begin(), ws.acc.end(), 0.0f);
+    } else {
+        for (std::uint32_t doc : touched) {
+            float s = acc[doc];
+            acc[doc] = 0.0f;
+            if (s >= thr) {
+                top.push(Entry{s, rank[doc], doc});
+                if (top.full()) thr = top.worst().score;
+            }
+        }
     }
     return top.finish();
 }

@@ -19,6 +19,7 @@ struct IndexArgs {
     bool no_stem = false;
     bool no_stop = false;
     bool skip_bad = false;
+    bool no_title = false;
     double ram_mb = 256;
     bool quiet = false;
 };
@@ -33,6 +34,7 @@ void run_index(const IndexArgs& a) {
     o.analysis.stem = !a.no_stem;
     o.analysis.stop = !a.no_stop;
     o.skip_bad = a.skip_bad;
+    o.title = !a.no_title;
     o.threads = a.threads;
     o.ram_buffer_mb = a.ram_mb;
     // Ctrl-C / SIGTERM cancel cleanly: the temporary build directory is removed and a previous
@@ -83,6 +85,8 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
     cmd->add_flag("--no-stem", args->no_stem, "Disable Porter stemming");
     cmd->add_flag("--no-stop", args->no_stop, "Keep English stop words");
     cmd->add_flag("--skip-bad", args->skip_bad, "Skip (and count) malformed corpus lines");
+    cmd->add_flag("--no-title", args->no_title,
+                  "JSONL: index and store only the text (default: title + \" \" + text)");
     cmd->add_option("--ram-mb", args->ram_mb, "Lucene++ RAM buffer in MB")
         ->capture_default_str()
         ->check(CLI::Range(16.0, 2000.0));

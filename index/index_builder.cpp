@@ -439,7 +439,7 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
             id_off.push_back(ids.size());
             id_line.push_back(reader.line_number());
 
-            if (d.title.empty()) {
+            if (d.title.empty() || !options.title) {
                 joined = std::move(d.text);
             } else {
                 joined = d.title;
@@ -534,6 +534,7 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         {"skipped_lines", stats.skipped},
         {"corpus", fs::absolute(corpus).string()},
         {"corpus_format", corpus_format_name(options.format)},
+        {"title", options.title},
         {"bm25_bounds", {{"k1", 0.9}, {"b", 0.4}}},
         {"lucene", "Lucene++ 3.0.8, field body, one segment, SimpleFSDirectory"},
     };

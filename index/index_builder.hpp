@@ -36,6 +36,7 @@ struct IndexBuildOptions {
     CorpusFormat format = CorpusFormat::Tsv;
     AnalysisOptions analysis;
     bool skip_bad = false;        ///< skip malformed corpus lines (counted) instead of failing
+    bool title = true;            ///< JSONL: index and store "title text" (false: text only)
     unsigned threads = 1;         ///< analysis threads (plus one writer thread)
     double ram_buffer_mb = 256;   ///< Lucene++ IndexWriter RAM buffer
 };

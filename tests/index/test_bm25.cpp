@@ -190,4 +190,10 @@ TEST(Bm25Jsonl, TitleAndTextAreIndexedTogether) {
     // Porter: zebras -> zebra, so both match; p1 is shorter-normalised equal tf.
     auto hits = s->search("zebra", 10);
     EXPECT_EQ(hits.size(), 2u);
+
+    o.title = false;  // text only
+    pi::build_index(dir / "c.jsonl", dir / "idx", o);
+    auto t = pi::Bm25Searcher::open(dir / "idx");
+    EXPECT_EQ(t->index().text("p1").value(), "stripes here");
+    EXPECT_EQ(t->search("zebra", 10).size(), 1u);
 }
