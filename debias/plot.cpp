@@ -96,30 +96,29 @@ void draw_common(cairo_t* cr, const std::string& title, const std::string& x_lab
     cairo_restore(cr);
 }
 
+bool has_legend(const std::vector<PlotSeries>& series) { return series.size() >= 2; }
+
+/// A horizontal legend in the strip between the title and the plot area, right-aligned, so that
+/// it never hides data.
 void draw_legend(cairo_t* cr, const std::vector<PlotSeries>& series, const Frame& f) {
-    if (series.size() < 2 && (series.empty() || series[0].name.empty())) return;
+    if (!has_legend(series)) return;
     cairo_set_font_size(cr, 12);
-    double max_w = 0;
+    double total = 0;
+    std::vector<double> widths;
     for (const auto& s : series) {
         cairo_text_extents_t ext;
         cairo_text_extents(cr, s.name.c_str(), &ext);
-        max_w = std::max(max_w, ext.x_advance);
+        widths.push_back(ext.x_advance);
+        total += 22 + ext.x_advance + 14;
     }
-    double row = 18, box_w = max_w + 40, box_h = row * static_cast<double>(series.size()) + 8;
-    double x0 = f.right - box_w - 6, y0 = f.top + 6;
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
-    cairo_rectangle(cr, x0, y0, box_w, box_h);
-    cairo_fill_preserve(cr);
-    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cairo_set_line_width(cr, 1);
-    cairo_stroke(cr);
+    double x = std::max(f.left, f.right - total), y = f.top - 14;
     for (std::size_t i = 0; i < series.size(); ++i) {
-        double y = y0 + 4 + row * static_cast<double>(i);
         set_colour(cr, i);
-        cairo_rectangle(cr, x0 + 8, y + 4, 16, 10);
+        cairo_rectangle(cr, x, y - 5, 16, 10);
         cairo_fill(cr);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        text_at(cr, series[i].name, x0 + 32, y + 9, 0.0, 0.5);
+        text_at(cr, series[i].name, x + 22, y, 0.0, 0.5);
+        x += 22 + widths[i] + 14;
     }
 }
 
@@ -218,7 +217,7 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
     auto ticks = nice_ticks(y_min, y_max);
     Painter paint = [&](cairo_t* cr) {
         Frame f{70,
-                40,
+                has_legend(chart.series) ? 62.0 : 40.0,
                 static_cast<double>(size.width) - 20,
                 static_cast<double>(size.height) - 60,
                 ticks.front(),
@@ -284,7 +283,7 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     auto x_ticks = nice_ticks(chart.x.front(), chart.x.back());
     Painter paint = [&](cairo_t* cr) {
         Frame f{70,
-                40,
+                has_legend(chart.series) ? 62.0 : 40.0,
                 static_cast<double>(size.width) - 20,
                 static_cast<double>(size.height) - 60,
                 y_ticks.front(),
