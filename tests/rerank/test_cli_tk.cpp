@@ -1,0 +1,119 @@
+// CLI smoke tests of `plumb tk-init` and `plumb tk-vectors`.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plugin/text_io.hpp"
+#include "rerank/tk_model.hpp"
+
+namespace fs = std::filesystem;
+using namespace plumb::rerank;
+
+namespace {
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        static int n = 0;
+        path = fs::temp_directory_path() /
+               ("plumb_test_cli_tk_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+int run(const std::string& args, const fs::path& log) {
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+void write_text(const fs::path& p, const std::string& s) {
+    std::ofstream(p, std::ios::binary) << s;
+}
+
+}  // namespace
+
+TEST(CliTk, InitThenVectors) {
+    TempDir t;
+    // "The" duplicates "the" once lower-cased: 1 duplicate, 3 words.
+    write_text(t.path / "glove.txt",
+               "the 0.1 0.2 0.3 0.4\ncat 1 0 0 0\nsat 0 1 0 0\nThe 9 9 9 9\n");
+    const auto model = t.path / "model";
+    ASSERT_EQ(run("tk-init --embeddings " + (t.path / "glove.txt").string() + " --output " +
+                      model.string() +
+                      " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3",
+                  t.path / "init.log"),
+              0)
+        << plumb::read_file(t.path / "init.log");
+    EXPECT_NE(plumb::read_file(t.path / "init.log").find("3 words (1 duplicates skipped), 4-d"),
+              std::string::npos)
+        << plumb::read_file(t.path / "init.log");
+    auto m = TkModel::load(model);
+    EXPECT_EQ(m.vocabulary().size(), 5);
+    EXPECT_EQ(m.vocabulary().id("cat"), 3);
+    EXPECT_EQ(m.config().embedding_dim, 4);
+    EXPECT_EQ(m.config().layers, 1);
+    EXPECT_EQ(m.config().attention_dim(), 4);
+    EXPECT_NE(plumb::read_file(model / "config.json").find("\"plumb-tk\""), std::string::npos);
+
+    write_text(t.path / "corpus.tsv", "d1\tThe cat, sat!\nd2\tdog\n");
+    ASSERT_EQ(run("tk-vectors --model " + model.string() + " --corpus " +
+                      (t.path / "corpus.tsv").string() + " --output " +
+                      (t.path / "vec.tsv").string() + " --quiet",
+                  t.path / "vec.log"),
+              0)
+        << plumb::read_file(t.path / "vec.log");
+    std::ifstream in(t.path / "vec.tsv");
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_EQ(lines.size(), 4u);  // the, cat, sat, dog (OOV)
+    auto expected = m.passage_vectors("The cat, sat!");
+    for (std::size_t k = 0; k < 3; ++k) {
+        std::vector<std::string_view> f;
+        plumb::split(lines[k], '\t', f);
+        ASSERT_EQ(f.size(), 4u);
+        EXPECT_EQ(f[0], "d1");
+        EXPECT_EQ(f[1], std::to_string(k));
+        EXPECT_EQ(f[2], expected.terms[k]);
+        std::istringstream vs{std::string(f[3])};
+        for (std::size_t j = 0; j < 4; ++j) {
+            double v = 0;
+            ASSERT_TRUE(vs >> v);
+            EXPECT_NEAR(v, expected.row(k)[j], 1e-4);
+        }
+    }
+    EXPECT_EQ(lines[3].substr(0, 9), "d2\t0\tdog\t");
+}
+
+TEST(CliTk, BadEmbeddingsFileNamesLine) {
+    TempDir t;
+    write_text(t.path / "bad.txt", "a 1 2 3\nb 1 2\n");
+    EXPECT_EQ(run("tk-init --embeddings " + (t.path / "bad.txt").string() + " --output " +
+                      (t.path / "m").string() + " --heads 1 --head-dim 0 --quiet",
+                  t.path / "log"),
+              1);
+    EXPECT_NE(plumb::read_file(t.path / "log").find("bad.txt:2"), std::string::npos)
+        << plumb::read_file(t.path / "log");
+    EXPECT_FALSE(fs::exists(t.path / "m" / "config.json"));
+    // 3-d embeddings cannot be split into 2 heads without --head-dim.
+    write_text(t.path / "ok.txt", "a 1 2 3\n");
+    EXPECT_EQ(run("tk-init --embeddings " + (t.path / "ok.txt").string() + " --output " +
+                      (t.path / "m").string() + " --heads 2 --head-dim 0 --quiet",
+                  t.path / "log2"),
+              1);
+    EXPECT_NE(plumb::read_file(t.path / "log2").find("divisible"), std::string::npos);
+    // A model folder that does not exist.
+    EXPECT_EQ(run("tk-vectors --model " + (t.path / "none").string() + " --corpus " +
+                      (t.path / "ok.txt").string() + " --output " + (t.path / "v").string(),
+                  t.path / "log3"),
+              1);
+}
