@@ -218,7 +218,7 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
     Painter paint = [&](cairo_t* cr) {
         Frame f{70,
                 has_legend(chart.series) ? 62.0 : 40.0,
-                static_cast<double>(size.width) - 20,
+                static_cast<double>(size.width) - 30,
                 static_cast<double>(size.height) - 60,
                 ticks.front(),
                 ticks.back(),
@@ -284,7 +284,7 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     Painter paint = [&](cairo_t* cr) {
         Frame f{70,
                 has_legend(chart.series) ? 62.0 : 40.0,
-                static_cast<double>(size.width) - 20,
+                static_cast<double>(size.width) - 30,
                 static_cast<double>(size.height) - 60,
                 y_ticks.front(),
                 y_ticks.back(),
@@ -338,6 +338,15 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
                     cairo_line_to(cr, x, y);
             }
             cairo_stroke(cr);
+            // Point markers for short series (also shows points isolated by NaN gaps).
+            if (chart.x.size() <= 40) {
+                for (std::size_t i = 0; i < chart.x.size(); ++i) {
+                    if (!std::isfinite(series.values[i])) continue;
+                    cairo_new_sub_path(cr);
+                    cairo_arc(cr, f.map_x(chart.x[i]), f.map_y(series.values[i]), 3.0, 0, 2 * M_PI);
+                }
+                cairo_fill(cr);
+            }
         }
         draw_legend(cr, chart.series, f);
     };
