@@ -102,10 +102,10 @@ void rank_items(std::vector<Item>& items) {
     }
 }
 
-/// Ranks `s.items` and fills `s.rels`, then computes the measures into `out`.
+/// Ranks `s.items` (unless `keep_order`) and fills `s.rels`, then computes the measures.
 void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures,
-                    const EvalOptions& opt, std::vector<double>& out) {
-    rank_items(s.items);
+                    const EvalOptions& opt, std::vector<double>& out, bool keep_order = false) {
+    if (!keep_order) rank_items(s.items);
     const std::size_t n = std::min(s.items.size(), opt.max_docs_per_query);
     s.rels.clear();
     for (std::size_t i = 0; i < n; ++i) {
@@ -213,7 +213,7 @@ std::optional<std::vector<double>> Evaluator::evaluate_query(const RankedList& l
     }
     if (!qq) return std::nullopt;
     std::vector<double> out;
-    evaluate_items(*qq, s, m_measures, m_options, out);
+    evaluate_items(*qq, s, m_measures, m_options, out, m_options.use_list_order);
     return out;
 }
 

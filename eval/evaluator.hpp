@@ -47,6 +47,11 @@ struct EvalOptions {
     /// iprec_at_recall as trec_eval 9 computes it (see QueryJudgements::trec_eval_9_iprec);
     /// default: trec_eval 10.
     bool trec_eval_9_iprec = false;
+    /// In-memory lists only (evaluate_query, evaluate): take the candidates in list order
+    /// instead of re-ranking them by score (for lists reordered by a post-filter without
+    /// rescoring). Default false: rank by score then docid, exactly as trec_eval would rank
+    /// the run file written from the lists. Run files are always ranked by score.
+    bool use_list_order = false;
 };
 
 /// Values of one query, one per MeasureSet column.

@@ -260,6 +260,16 @@ TEST(Evaluator, CompleteAveragesOverAllQrelsQueries) {
     EXPECT_NEAR(res.summary_value("P_5"), 0.2, 1e-12);
 }
 
+TEST(Evaluator, ListOrderOption) {
+    // q1 in list order d3(R) d6 d1(R) d5 d2: AP = (1/1 + 2/3) / 3 = 0.5556, not 0.5
+    EvalOptions opt;
+    opt.use_list_order = true;
+    Evaluator ev(qrels(), MeasureSet::parse({"map", "recip_rank"}), opt);
+    auto v = *ev.evaluate_query(q1());
+    EXPECT_DOUBLE_EQ(v[0], (1.0 + 2.0 / 3) / 3);
+    EXPECT_DOUBLE_EQ(v[1], 1.0);
+}
+
 TEST(Evaluator, DuplicateDocidInListIsAnError) {
     Evaluator ev(qrels(), MeasureSet::parse({"map"}));
     EXPECT_THROW(ev.evaluate_query(list("q1", {{"d1", 1.0f}, {"d1", 0.5f}})), InvalidArgument);
