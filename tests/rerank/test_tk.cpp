@@ -63,8 +63,10 @@ void patch_weights(const fs::path& dir, const std::map<std::string, TensorData>&
 
 /// 2-d embeddings: a = (1,0), b = (0,1), c = (-1,0), d = (2,0); OOV and padding rows zero.
 /// α = 1 (mixer 1): q̂ = q exactly. Kernel weights W: `w` (11 values).
-fs::path hand_model(const std::string& name, const std::vector<float>& w) {
+fs::path hand_model(const std::string& name, const std::vector<float>& w,
+                    bool mean_kernel = false) {
     TkConfig c;
+    c.mean_kernel = mean_kernel;
     c.embedding_dim = 2;
     c.layers = 1;
     c.heads = 1;
@@ -209,6 +211,23 @@ TEST(TkModel, KernelPoolingClampsEmptySums) {
     EXPECT_NEAR(m.score("b", empty)[0], std::log(1e-10), 1e-3);
     EXPECT_FLOAT_EQ(m.score("", p)[0], 0.0f);
     EXPECT_FLOAT_EQ(m.score(",,,", p)[0], 0.0f);
+}
+
+TEST(TkModel, MeanKernelBranchByHand) {
+    // TK_v1 branch: W = e_0 (μ = 1) on log2 sums, W_mean = e_0 on length-normalised sums,
+    // combination (1, 2), scaler 0.5. Query "a", passage "a d c" (3 terms): Σ_j K(μ=1) = 2.
+    //   log branch:  log2(2) · 0.5 = 0.5;   mean branch: 2 / (3 + 1) · 0.5 = 0.25
+    //   s = 1 · 0.5 + 2 · 0.25 = 1
+    std::vector<float> w(11, 0.0f);
+    w[0] = 1.0f;
+    auto dir = hand_model("mean_kernel", w, true);
+    std::vector<float> comb{1.0f, 2.0f}, scaler{0.5f};
+    patch_weights(dir, {{"dense_mean.weight", TensorData::from_float32({1, 11}, w)},
+                        {"dense_comb.weight", TensorData::from_float32({1, 2}, comb)},
+                        {"nn_scaler", TensorData::from_float32({1}, scaler)}});
+    auto m = TkModel::load(dir);
+    std::vector<std::string> p{"a d c"};
+    EXPECT_NEAR(m.score("a", p)[0], 1.0f, 1e-5f);
 }
 
 TEST(TkModel, PaddingDoesNotChangeScores) {
