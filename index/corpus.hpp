@@ -18,8 +18,9 @@
 /// line). A bad line throws ParseError naming file and line, or with skip_bad is skipped and
 /// counted. Blank (empty or whitespace-only) lines are skipped silently and are not counted as
 /// bad. Empty passages, CRLF line ends, a BOM, runs of whitespace in text and non-numeric ids are
-/// valid input. Gzip-compressed files are rejected with a clear IoError (decompress first, or
-/// pipe through standard input: path "-"). Duplicate document ids are detected by the indexer
+/// valid input. Gzip-compressed files (recognised by their magic bytes, whatever their name) are
+/// decompressed on the fly with zlib; standard input ("-") must be uncompressed. Corrupt or
+/// truncated gzip data throws IoError. Duplicate document ids are detected by the indexer
 /// (not here, to stay streaming); duplicate query ids are detected by read_topics().
 
 #include <cstdint>
@@ -56,7 +57,7 @@ struct CorpusReaderOptions {
 /// Streams documents from one file ("-" = standard input). Not thread-safe.
 class CorpusReader {
 public:
-    /// Throws IoError when the file cannot be opened or is gzip-compressed.
+    /// Throws IoError when the file cannot be opened.
     CorpusReader(const std::filesystem::path& path, CorpusReaderOptions options);
     ~CorpusReader();
     CorpusReader(CorpusReader&&) noexcept;
@@ -67,8 +68,8 @@ public:
     bool next(Document& doc);
     std::uint64_t skipped() const noexcept;      ///< bad lines skipped so far
     std::uint64_t line_number() const noexcept;  ///< line of the last document returned
-    std::uint64_t bytes_read() const noexcept;
-    std::uint64_t size_bytes() const noexcept;   ///< 0 when unknown
+    std::uint64_t bytes_read() const noexcept;   ///< file bytes consumed (compressed for gzip)
+    std::uint64_t size_bytes() const noexcept;   ///< file size, 0 when unknown
     const std::string& name() const noexcept;
 
 private:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::CorpusFormat;
@@ -188,12 +190,44 @@ TEST(TsvReader, MissingFileIsIoError) {
     EXPECT_THROW(CorpusReader("/nonexistent/plumb/corpus.tsv", tsv()), plumb::IoError);
 }
 
-TEST(TsvReader, GzipInputIsAClearError) {
-    auto p = temp_file("c.tsv.gz", std::string("\x1f\x8b\x08\x00rest", 8));
+TEST(TsvReader, GzipInputIsDecompressed) {
+    // Written with zlib here; the reader recognises gzip by its magic bytes, not the name.
+    std::string content = "1\tfirst\r\n\n2\tsecond \xC3\xA9\n";
+    auto p = temp_file("c.tsv", "");
+    gzFile f = gzopen(p.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(gzwrite(f, content.data(), static_cast<unsigned>(content.size())),
+              static_cast<int>(content.size()));
+    ASSERT_EQ(gzclose(f), Z_OK);
+    CorpusReader r(p, tsv());
+    Document d;
+    ASSERT_TRUE(r.next(d));
+    EXPECT_EQ(d.id, "1");
+    EXPECT_EQ(d.text, "first");
+    ASSERT_TRUE(r.next(d));
+    EXPECT_EQ(d.id, "2");
+    EXPECT_EQ(d.text, "second \xC3\xA9");
+    EXPECT_EQ(r.line_number(), 3u);
+    EXPECT_FALSE(r.next(d));
+    EXPECT_EQ(r.bytes_read(), fs::file_size(p));
+
+    // Errors in compressed files name the line too.
+    auto bad = temp_file("bad.jsonl.gz", "");
+    f = gzopen(bad.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::string lines = "{\"_id\": \"a\", \"text\": \"x\"}\n{\"text\": \"no id\"}\n";
+    gzwrite(f, lines.data(), static_cast<unsigned>(lines.size()));
+    gzclose(f);
+    expect_parse_error([&] { read_all(bad, jsonl()); }, bad, 2, "missing document id (\"_id\")");
+
+    // Truncated compressed data is an IoError naming the file.
+    std::string bytes = plumb::read_file(p);
+    auto truncated = temp_file("trunc.tsv.gz", bytes.substr(0, bytes.size() - 12));
     try {
-        CorpusReader r(p, tsv());
-        FAIL();
+        read_all(truncated, tsv());
+        FAIL() << "expected IoError";
     } catch (const plumb::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find(truncated.string()), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("gzip"), std::string::npos);
     }
 }
