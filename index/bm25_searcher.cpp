@@ -41,9 +41,12 @@ struct Entry {
     std::uint32_t rank;
     std::uint32_t doc;
 };
-inline bool better(const Entry& a, const Entry& b) {
-    return a.score > b.score || (a.score == b.score && a.rank < b.rank);
-}
+struct Better {
+    bool operator()(const Entry& a, const Entry& b) const noexcept {
+        return a.score > b.score || (a.score == b.score && a.rank < b.rank);
+    }
+};
+constexpr Better better{};
 
 /// Bounded top-k heap; top() is the worst kept entry.
 class TopK {
