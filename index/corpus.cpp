@@ -192,9 +192,9 @@ void parse_tsv(std::string_view line, bool tabs_in_text, bool query, std::string
         std::size_t fields = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t'));
         throw LineError{"expected 2 TAB-separated fields, found " + std::to_string(fields) +
                         (query ? std::string()
-                                           : std::string(" (TABs inside the text are ambiguous; "
-                                                         "allow them with tabs_in_text / "
-                                                         "--tabs-in-text)"))};
+                                           : std::string(" (a TAB inside the text is ambiguous: "
+                                                         "a title column?; the reader option "
+                                                         "tabs_in_text accepts it)"))};
     }
     id.assign(check_id(line.substr(0, tab), query ? "query id" : "document id"));
     text.assign(rest);
