@@ -115,8 +115,8 @@ struct PrfSummary {
     std::size_t queries_female = 0;  ///< queries with a defined PRF_f
     double mean_prf_male = 0.0;      ///< 0 when queries_male == 0
     double mean_prf_female = 0.0;
-    std::optional<double> delta;     ///< |mean PRF_m - mean PRF_f| (unset if a group is empty)
-    std::size_t unlabelled = 0;      ///< candidates without a bias label (treated as d = 0)
+    std::optional<double> delta;  ///< |mean PRF_m - mean PRF_f| (unset if a group is empty)
+    std::size_t unlabelled = 0;   ///< candidates without a bias label (treated as d = 0)
     std::vector<std::pair<std::string, QueryPrf>> per_query;
 };
 

@@ -8,13 +8,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "eval/bias_metrics.hpp"
 #include "eval/gender.hpp"
@@ -96,7 +95,8 @@ std::vector<std::string> read_query_subset(const std::string& path, const std::s
         if (qid == "qid" || qid == "query_id") continue;
         if (qid.empty()) reader.fail("empty qid");
         if (!label.empty()) {
-            if (!has_label) reader.fail("no label field (expected qid<TAB>label or qid,text,label)");
+            if (!has_label)
+                reader.fail("no label field (expected qid<TAB>label or qid,text,label)");
             if (last != label) continue;
         }
         if (seen.emplace(qid).second) out.emplace_back(qid);
@@ -214,10 +214,12 @@ void run_bias(const BiasArgs& a) {
     const auto cutoffs = parse_cutoffs(a.cutoffs);
     const std::size_t depth = *std::max_element(cutoffs.begin(), cutoffs.end());
     std::vector<BiasVariant> variants;
-    if (a.variant == "all") variants = {BiasVariant::Tc, BiasVariant::Tf, BiasVariant::Bool};
-    else variants = {parse_bias_variant(a.variant)};
-    const auto subset = a.queries.empty() ? std::vector<std::string>{}
-                                          : read_query_subset(a.queries, a.label);
+    if (a.variant == "all")
+        variants = {BiasVariant::Tc, BiasVariant::Tf, BiasVariant::Bool};
+    else
+        variants = {parse_bias_variant(a.variant)};
+    const auto subset =
+        a.queries.empty() ? std::vector<std::string>{} : read_query_subset(a.queries, a.label);
     if (!a.queries.empty() && subset.empty())
         throw ConfigError("eval-bias: no query of " + a.queries + " selected" +
                           (a.label.empty() ? "" : " with label '" + a.label + "'"));
@@ -225,7 +227,8 @@ void run_bias(const BiasArgs& a) {
     std::vector<std::vector<QueryRanking>> rankings;
     std::vector<std::size_t> absent(a.runs.size());
     for (std::size_t r = 0; r < a.runs.size(); ++r)
-        rankings.push_back(select(rankings_from_run(read_run(a.runs[r]), depth), subset, absent[r]));
+        rankings.push_back(
+            select(rankings_from_run(read_run(a.runs[r]), depth), subset, absent[r]));
 
     // Bias tables per variant.
     std::unordered_map<int, BiasTable> tables;
@@ -238,7 +241,8 @@ void run_bias(const BiasArgs& a) {
                 v = variants[0];
             }
             if (tables.count(static_cast<int>(*v)))
-                throw ConfigError(std::string("two bias files for variant ") + bias_variant_name(*v));
+                throw ConfigError(std::string("two bias files for variant ") +
+                                  bias_variant_name(*v));
             tables.emplace(static_cast<int>(*v), read_bias_file(f, *v));
         }
         for (auto v : variants)
@@ -259,10 +263,12 @@ void run_bias(const BiasArgs& a) {
         }
     }
 
-    std::string text = pad("run", 16) + "  variant  cutoff  queries  RaB     RaB_f   RaB_m   "
-                                         "ARaB    ARaB_f  ARaB_m\n";
-    std::string csv = "run,variant,cutoff,queries,empty,absent,missing,rab,rab_female,rab_male,"
-                      "arab,arab_female,arab_male\n";
+    std::string text = pad("run", 16) +
+                       "  variant  cutoff  queries  RaB     RaB_f   RaB_m   "
+                       "ARaB    ARaB_f  ARaB_m\n";
+    std::string csv =
+        "run,variant,cutoff,queries,empty,absent,missing,rab,rab_female,rab_male,"
+        "arab,arab_female,arab_male\n";
     nlohmann::json json = nlohmann::json::array();
     RankBiasOptions ro;
     ro.strict = a.strict;
@@ -273,25 +279,29 @@ void run_bias(const BiasArgs& a) {
             for (const auto& s : rows) {
                 missing_total += s.missing;
                 text += pad(names[r], 16) + "  " + pad(bias_variant_name(v), 7) + "  " +
-                        pad(std::to_string(s.cutoff), 6) + "  " + pad(std::to_string(s.queries), 7) +
-                        "  " + pad(fmt(s.rab.bias), 6) + "  " + pad(fmt(s.rab.female), 6) + "  " +
-                        pad(fmt(s.rab.male), 6) + "  " + pad(fmt(s.arab.bias), 6) + "  " +
-                        pad(fmt(s.arab.female), 6) + "  " + fmt(s.arab.male) + "\n";
-                csv += names[r] + "," + bias_variant_name(v) + "," + std::to_string(s.cutoff) + "," +
-                       std::to_string(s.queries) + "," + std::to_string(s.empty) + "," +
+                        pad(std::to_string(s.cutoff), 6) + "  " +
+                        pad(std::to_string(s.queries), 7) + "  " + pad(fmt(s.rab.bias), 6) + "  " +
+                        pad(fmt(s.rab.female), 6) + "  " + pad(fmt(s.rab.male), 6) + "  " +
+                        pad(fmt(s.arab.bias), 6) + "  " + pad(fmt(s.arab.female), 6) + "  " +
+                        fmt(s.arab.male) + "\n";
+                csv += names[r] + "," + bias_variant_name(v) + "," + std::to_string(s.cutoff) +
+                       "," + std::to_string(s.queries) + "," + std::to_string(s.empty) + "," +
                        std::to_string(absent[r]) + "," + std::to_string(s.missing) + "," +
                        fmt(s.rab.bias, 10) + "," + fmt(s.rab.female, 10) + "," +
                        fmt(s.rab.male, 10) + "," + fmt(s.arab.bias, 10) + "," +
                        fmt(s.arab.female, 10) + "," + fmt(s.arab.male, 10) + "\n";
-                json.push_back({{"run", names[r]},
-                                {"variant", bias_variant_name(v)},
-                                {"cutoff", s.cutoff},
-                                {"queries", s.queries},
-                                {"empty", s.empty},
-                                {"absent", absent[r]},
-                                {"missing", s.missing},
-                                {"rab", {{"bias", s.rab.bias}, {"female", s.rab.female}, {"male", s.rab.male}}},
-                                {"arab", {{"bias", s.arab.bias}, {"female", s.arab.female}, {"male", s.arab.male}}}});
+                json.push_back(
+                    {{"run", names[r]},
+                     {"variant", bias_variant_name(v)},
+                     {"cutoff", s.cutoff},
+                     {"queries", s.queries},
+                     {"empty", s.empty},
+                     {"absent", absent[r]},
+                     {"missing", s.missing},
+                     {"rab",
+                      {{"bias", s.rab.bias}, {"female", s.rab.female}, {"male", s.rab.male}}},
+                     {"arab",
+                      {{"bias", s.arab.bias}, {"female", s.arab.female}, {"male", s.arab.male}}}});
             }
         }
         if (absent[r] > 0)
@@ -303,9 +313,12 @@ void run_bias(const BiasArgs& a) {
         text += "; " + std::to_string(missing_total) +
                 " ranked passages had no bias entry and counted as 0";
     text += "\n";
-    if (a.format == "json") write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv") write_output(csv, a.output);
-    else write_output(text, a.output);
+    if (a.format == "json")
+        write_output(json.dump(2) + "\n", a.output);
+    else if (a.format == "csv")
+        write_output(csv, a.output);
+    else
+        write_output(text, a.output);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -336,8 +349,8 @@ void run_prf(const PrfArgs& a) {
         throw ConfigError("eval-prf: give --labels or --wordlist (with --corpus/--index)");
     const auto names = run_names(a.runs, a.names);
     const auto qrels = Qrels::load(a.qrels);
-    const auto subset = a.queries.empty() ? std::vector<std::string>{}
-                                          : read_query_subset(a.queries, a.label);
+    const auto subset =
+        a.queries.empty() ? std::vector<std::string>{} : read_query_subset(a.queries, a.label);
     const std::unordered_set<std::string> keep(subset.begin(), subset.end());
 
     std::vector<std::vector<ScoredRanking>> runs;
@@ -395,9 +408,10 @@ void run_prf(const PrfArgs& a) {
                          {"delta", opt_json(s.delta)},
                          {"unlabelled", s.unlabelled}};
         if (!a.per_query) {
-            csv += names[r] + "," + fmt(s.mean_prf_male, 10) + "," + std::to_string(s.queries_male) +
-                   "," + fmt(s.mean_prf_female, 10) + "," + std::to_string(s.queries_female) + "," +
-                   opt_csv(s.delta) + "," + std::to_string(s.unlabelled) + "\n";
+            csv += names[r] + "," + fmt(s.mean_prf_male, 10) + "," +
+                   std::to_string(s.queries_male) + "," + fmt(s.mean_prf_female, 10) + "," +
+                   std::to_string(s.queries_female) + "," + opt_csv(s.delta) + "," +
+                   std::to_string(s.unlabelled) + "\n";
         } else {
             per_query_text += names[r] + "\n  " + pad("qid", 12) +
                               "  n1_m  n1_f  n0     PRF_m   PRF_f   nPRF_m      nPRF_f\n";
@@ -423,9 +437,12 @@ void run_prf(const PrfArgs& a) {
         json.push_back(j);
     }
     text += per_query_text;
-    if (a.format == "json") write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv") write_output(csv, a.output);
-    else write_output(text, a.output);
+    if (a.format == "json")
+        write_output(json.dump(2) + "\n", a.output);
+    else if (a.format == "csv")
+        write_output(csv, a.output);
+    else
+        write_output(text, a.output);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -453,15 +470,18 @@ void run_liwc(const LiwcArgs& a) {
     auto ga = select(rankings, qa, absent_a);
     auto gb = select(rankings, qb, absent_b);
     const auto d = category_difference(ga, gb, vectors, a.k);
-    std::string text = "groups: " + a.group_a + " (" + std::to_string(d.queries_a) + " queries), " +
-                       a.group_b + " (" + std::to_string(d.queries_b) + " queries); top " +
-                       std::to_string(a.k) + "; passages without a vector: " +
-                       std::to_string(d.missing) + "\n" + pad("category", 16) + "  " +
-                       pad(a.group_a, 10) + "  " + pad(a.group_b, 10) + "  difference\n";
+    std::string text =
+        "groups: " + a.group_a + " (" + std::to_string(d.queries_a) + " queries), " + a.group_b +
+        " (" + std::to_string(d.queries_b) + " queries); top " + std::to_string(a.k) +
+        "; passages without a vector: " + std::to_string(d.missing) + "\n" + pad("category", 16) +
+        "  " + pad(a.group_a, 10) + "  " + pad(a.group_b, 10) + "  difference\n";
     std::string csv = "category,mean_" + a.group_a + ",mean_" + a.group_b + ",difference\n";
-    nlohmann::json json{{"group_a", a.group_a}, {"group_b", a.group_b},
-                        {"queries_a", d.queries_a}, {"queries_b", d.queries_b},
-                        {"k", a.k}, {"missing", d.missing}};
+    nlohmann::json json{{"group_a", a.group_a},
+                        {"group_b", a.group_b},
+                        {"queries_a", d.queries_a},
+                        {"queries_b", d.queries_b},
+                        {"k", a.k},
+                        {"missing", d.missing}};
     for (std::size_t c = 0; c < d.categories.size(); ++c) {
         text += pad(d.categories[c], 16) + "  " + pad(fmt(d.mean_a[c], 6), 10) + "  " +
                 pad(fmt(d.mean_b[c], 6), 10) + "  " + fmt(d.difference[c], 6) + "\n";
@@ -470,9 +490,12 @@ void run_liwc(const LiwcArgs& a) {
         json["categories"][d.categories[c]] = {
             {"mean_a", d.mean_a[c]}, {"mean_b", d.mean_b[c]}, {"difference", d.difference[c]}};
     }
-    if (a.format == "json") write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv") write_output(csv, a.output);
-    else write_output(text, a.output);
+    if (a.format == "json")
+        write_output(json.dump(2) + "\n", a.output);
+    else if (a.format == "csv")
+        write_output(csv, a.output);
+    else
+        write_output(text, a.output);
 }
 
 void add_text_source(CLI::App* sub, std::string& wordlist, std::string& corpus,

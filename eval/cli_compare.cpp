@@ -4,13 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "eval/compare.hpp"
 #include "eval/distribution.hpp"
@@ -133,10 +132,9 @@ void run_compare(const CompareArgs& a) {
             throw ConfigError("compare: --baseline '" + a.baseline + "' is not one of the runs");
     }
     const auto format = parse_compare_format(a.format);
-    auto measures = MeasureSet::parse(a.measures.empty()
-                                          ? std::vector<std::string>{"ndcg_cut.10", "mrr_cut.10",
-                                                                     "recall.10"}
-                                          : a.measures);
+    auto measures = MeasureSet::parse(
+        a.measures.empty() ? std::vector<std::string>{"ndcg_cut.10", "mrr_cut.10", "recall.10"}
+                           : a.measures);
     EvalOptions eo;
     eo.complete = true;  // every qrels query in every run: the pairs line up (missing = 0)
     eo.relevance_level = a.level;
@@ -181,9 +179,12 @@ void run_groups(const GroupsArgs& a) {
     std::optional<QueryGroups> groups;
     if (!a.groups.empty()) {
         GroupingSpec spec;
-        if (a.kind == "numeric") spec.kind = GroupingKind::Numeric;
-        else if (a.kind == "categorical") spec.kind = GroupingKind::Categorical;
-        else if (a.kind != "auto") throw ConfigError("--kind must be auto, numeric or categorical");
+        if (a.kind == "numeric")
+            spec.kind = GroupingKind::Numeric;
+        else if (a.kind == "categorical")
+            spec.kind = GroupingKind::Categorical;
+        else if (a.kind != "auto")
+            throw ConfigError("--kind must be auto, numeric or categorical");
         spec.quantiles = a.quantiles;
         if (!a.edges.empty()) spec.edges = parse_edges(a.edges);
         if (!a.labels.empty()) spec.labels = parse_list(a.labels);
@@ -214,32 +215,38 @@ void run_groups(const GroupsArgs& a) {
                 auto g = group_stats(qids, values, *groups, sd, &unassigned);
                 rows.insert(rows.end(), g.begin(), g.end());
             }
-            text += names[r] + "  " + col.name + (groups ? "  (queries without a group: " +
-                                                               std::to_string(unassigned) + ")"
-                                                         : std::string()) + "\n";
+            text += names[r] + "  " + col.name +
+                    (groups ? "  (queries without a group: " + std::to_string(unassigned) + ")"
+                            : std::string()) +
+                    "\n";
             text += "  " + pad("group", 14) + "  " + pad("n", 6) + "  mean    sd      c_v\n";
             nlohmann::json jrows = nlohmann::json::array();
             for (const auto& g : rows) {
                 text += "  " + pad(g.name, 14) + "  " + pad(std::to_string(g.stats.n), 6) + "  " +
                         fmt(g.stats.mean) + "  " + fmt(g.stats.sd) + "  " + fmt_cv(g.stats.cv) +
                         "\n";
-                csv += names[r] + "," + col.name + "," + g.name + "," +
-                       std::to_string(g.stats.n) + "," + fmt(g.stats.mean, 10) + "," +
-                       fmt(g.stats.sd, 10) + "," + (g.stats.cv ? fmt(*g.stats.cv, 10) : "") + "\n";
-                jrows.push_back({{"group", g.name},
-                                 {"n", g.stats.n},
-                                 {"mean", g.stats.mean},
-                                 {"sd", g.stats.sd},
-                                 {"cv", g.stats.cv ? nlohmann::json(*g.stats.cv)
-                                                   : nlohmann::json(nullptr)}});
+                csv += names[r] + "," + col.name + "," + g.name + "," + std::to_string(g.stats.n) +
+                       "," + fmt(g.stats.mean, 10) + "," + fmt(g.stats.sd, 10) + "," +
+                       (g.stats.cv ? fmt(*g.stats.cv, 10) : "") + "\n";
+                jrows.push_back(
+                    {{"group", g.name},
+                     {"n", g.stats.n},
+                     {"mean", g.stats.mean},
+                     {"sd", g.stats.sd},
+                     {"cv", g.stats.cv ? nlohmann::json(*g.stats.cv) : nlohmann::json(nullptr)}});
             }
-            json.push_back({{"run", names[r]}, {"measure", col.name}, {"unassigned", unassigned},
+            json.push_back({{"run", names[r]},
+                            {"measure", col.name},
+                            {"unassigned", unassigned},
                             {"groups", jrows}});
         }
     }
-    if (a.format == "json") write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv") write_output(csv, a.output);
-    else write_output(text, a.output);
+    if (a.format == "json")
+        write_output(json.dump(2) + "\n", a.output);
+    else if (a.format == "csv")
+        write_output(csv, a.output);
+    else
+        write_output(text, a.output);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -298,8 +305,8 @@ void run_subsets(const SubsetsArgs& a) {
         std::vector<std::string> judged;
         for (const auto& q : ids)
             if (qrels->find(q)) judged.push_back(q);
-        text << "queries listed: " << ids.size() << "  with judgements: " << judged.size()
-             << "\n" << pad("run", 20);
+        text << "queries listed: " << ids.size() << "  with judgements: " << judged.size() << "\n"
+             << pad("run", 20);
         for (const auto& c : columns) text << "  " << pad(c, 10);
         text << "\n";
         csv = "run,measure,num_queries,mean\n";
@@ -341,7 +348,8 @@ void run_subsets(const SubsetsArgs& a) {
                 text << pad(row.label, 6) << "  " << pad(std::to_string(row.num_queries), 8);
                 nlohmann::json jr{{"subset", row.label}, {"num_queries", row.num_queries}};
                 for (std::size_t r = 0; r < names.size(); ++r) {
-                    text << "  " << pad(fmt(row.means[r], 5), std::max<std::size_t>(names[r].size(), 8));
+                    text << "  "
+                         << pad(fmt(row.means[r], 5), std::max<std::size_t>(names[r].size(), 8));
                     csv += columns[c] + "," + row.label + "," + std::to_string(row.num_queries) +
                            "," + names[r] + "," + fmt(row.means[r], 10) + "\n";
                     jr["means"][names[r]] = row.means[r];
@@ -360,7 +368,9 @@ void run_subsets(const SubsetsArgs& a) {
         for (const auto& u : un) {
             text << pad(u.type, 14) << "  " << pad(std::to_string(u.total), 8) << "  "
                  << pad(std::to_string(u.unanswered), 10) << "  " << fmt(u.share) << "\n";
-            ju.push_back({{"type", u.type}, {"total", u.total}, {"unanswered", u.unanswered},
+            ju.push_back({{"type", u.type},
+                          {"total", u.total},
+                          {"unanswered", u.unanswered},
                           {"share", u.share}});
         }
         json["unanswered"] = ju;
@@ -371,9 +381,12 @@ void run_subsets(const SubsetsArgs& a) {
                        "," + fmt(u.share, 10) + "\n";
         }
     }
-    if (a.format == "json") write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv") write_output(csv, a.output);
-    else write_output(text.str(), a.output);
+    if (a.format == "json")
+        write_output(json.dump(2) + "\n", a.output);
+    else if (a.format == "csv")
+        write_output(csv, a.output);
+    else
+        write_output(text.str(), a.output);
 }
 
 const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
@@ -386,8 +399,9 @@ const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
     sub->add_option("-m,--measure", a->measures,
                     "measure, trec_eval -m syntax (repeatable; default ndcg_cut.10 mrr_cut.10 "
                     "recall.10)");
-    sub->add_option("--baseline", a->baseline, "compare every run against this run (name or "
-                                                "path); default: all pairs");
+    sub->add_option("--baseline", a->baseline,
+                    "compare every run against this run (name or "
+                    "path); default: all pairs");
     sub->add_flag("--all-pairs", a->all_pairs, "test every pair of runs (the default)");
     sub->add_option("--test", a->test, "t | wilcoxon | both (default both: mark needs both)");
     sub->add_option("--correction", a->correction, "none | bonferroni | holm (default none)");
@@ -407,15 +421,17 @@ const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
 const cli::CommandRegistrar kGroupsCommand("eval-groups", [](CLI::App& app) {
     auto a = std::make_shared<GroupsArgs>();
     auto* sub = app.add_subcommand(
-        "eval-groups", "Per-query distribution (mean, sd, c_v = sd/mean) overall and per query group");
+        "eval-groups",
+        "Per-query distribution (mean, sd, c_v = sd/mean) overall and per query group");
     sub->add_option("--qrels", a->qrels, "qrels file")->required();
     sub->add_option("--run", a->runs, "run file (repeatable)")->required();
     sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
     sub->add_option("-m,--measure", a->measures, "measure (repeatable; default ndcg_cut.10)");
     sub->add_option("--groups", a->groups, "query attribute file qid<TAB>value");
     sub->add_option("--kind", a->kind, "auto | numeric | categorical (default auto)");
-    sub->add_option("--quantiles", a->quantiles,
-                    "numeric: number of quantile buckets (default 3: easy/medium/hard, low = easy)");
+    sub->add_option(
+        "--quantiles", a->quantiles,
+        "numeric: number of quantile buckets (default 3: easy/medium/hard, low = easy)");
     sub->add_option("--edges", a->edges, "numeric: fixed inner edges e1,e2,... (right-closed)");
     sub->add_option("--labels", a->labels, "bucket names, comma-separated");
     sub->add_option("--sd", a->sd, "population | sample (default population)");

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "plugin/error.hpp"
 
@@ -102,7 +101,8 @@ ComparisonTable compare_runs(const std::vector<std::string>& names,
         for (std::size_t c = 0; c < table.columns.size(); ++c) {
             auto& v = values[r][c];
             v.reserve(nq);
-            for (const auto* q : rows[r]) v.push_back(q->values[static_cast<std::size_t>(col[r][c])]);
+            for (const auto* q : rows[r])
+                v.push_back(q->values[static_cast<std::size_t>(col[r][c])]);
             double sum = 0.0;
             for (double x : v) sum += x;
             table.means[r][c] = nq == 0 ? 0.0 : sum / static_cast<double>(nq);
@@ -132,8 +132,8 @@ ComparisonTable compare_runs(const std::vector<std::string>& names,
             p.mean_b = table.means[b][c];
             if (nq >= 2) {
                 if (do_t) p.t = paired_t_test(values[a][c], values[b][c]);
-                if (do_w) p.wilcoxon = wilcoxon_signed_rank(values[a][c], values[b][c],
-                                                            options.wilcoxon);
+                if (do_w)
+                    p.wilcoxon = wilcoxon_signed_rank(values[a][c], values[b][c], options.wilcoxon);
             }
             pt.push_back(p.t ? p.t->p_value : 1.0);
             pw.push_back(p.wilcoxon ? p.wilcoxon->p_value : 1.0);
@@ -177,18 +177,24 @@ std::string pad(const std::string& s, std::size_t w) {
 
 std::string test_name(TestKind k) {
     switch (k) {
-        case TestKind::T: return "t";
-        case TestKind::Wilcoxon: return "wilcoxon";
-        case TestKind::Both: return "both";
+        case TestKind::T:
+            return "t";
+        case TestKind::Wilcoxon:
+            return "wilcoxon";
+        case TestKind::Both:
+            return "both";
     }
     return "?";
 }
 
 std::string correction_name(Correction c) {
     switch (c) {
-        case Correction::None: return "none";
-        case Correction::Bonferroni: return "bonferroni";
-        case Correction::Holm: return "holm";
+        case Correction::None:
+            return "none";
+        case Correction::Bonferroni:
+            return "bonferroni";
+        case Correction::Holm:
+            return "holm";
     }
     return "?";
 }
@@ -197,14 +203,27 @@ std::string latex_escape(const std::string& s) {
     std::string out;
     for (char ch : s) {
         switch (ch) {
-            case '_': case '&': case '%': case '#': case '$': case '{': case '}':
+            case '_':
+            case '&':
+            case '%':
+            case '#':
+            case '$':
+            case '{':
+            case '}':
                 out += '\\';
                 out += ch;
                 break;
-            case '\\': out += "\\textbackslash{}"; break;
-            case '^': out += "\\^{}"; break;
-            case '~': out += "\\~{}"; break;
-            default: out += ch;
+            case '\\':
+                out += "\\textbackslash{}";
+                break;
+            case '^':
+                out += "\\^{}";
+                break;
+            case '~':
+                out += "\\~{}";
+                break;
+            default:
+                out += ch;
         }
     }
     return out;
@@ -235,10 +254,10 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
     const std::size_t nc = t.columns.size();
     switch (format) {
         case CompareFormat::Text: {
-            out += "queries: " + std::to_string(t.num_queries) + "  test: " +
-                   test_name(t.options.test) + "  correction: " +
-                   correction_name(t.options.correction) + "  alpha: " +
-                   opt_num(true, t.options.alpha) +
+            out += "queries: " + std::to_string(t.num_queries) +
+                   "  test: " + test_name(t.options.test) +
+                   "  correction: " + correction_name(t.options.correction) +
+                   "  alpha: " + opt_num(true, t.options.alpha) +
                    (t.options.baseline ? "  baseline: " + t.runs[*t.options.baseline]
                                        : std::string("  all pairs")) +
                    "\n";
@@ -264,7 +283,8 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
                 while (!out.empty() && out.back() == ' ') out.pop_back();
                 out += "\n";
             }
-            out += "\n" + pad("measure", 12) + "  pair      diff      p(t)      p(t)adj   "
+            out += "\n" + pad("measure", 12) +
+                   "  pair      diff      p(t)      p(t)adj   "
                    "p(W)      p(W)adj   sig\n";
             for (const auto& p : t.pairs) {
                 std::string line = pad(t.columns[p.column], 12) + "  " +
@@ -311,16 +331,16 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
                 e["mean_a"] = p.mean_a;
                 e["mean_b"] = p.mean_b;
                 if (p.t) {
-                    e["t"] = {{"t", p.t->t}, {"df", p.t->df}, {"p", p.t->p_value},
+                    e["t"] = {{"t", p.t->t},
+                              {"df", p.t->df},
+                              {"p", p.t->p_value},
                               {"p_adjusted", p.p_t_adjusted}};
                 }
                 if (p.wilcoxon) {
-                    e["wilcoxon"] = {{"w_plus", p.wilcoxon->w_plus},
-                                     {"w_minus", p.wilcoxon->w_minus},
-                                     {"n", p.wilcoxon->n},
-                                     {"exact", p.wilcoxon->exact},
-                                     {"p", p.wilcoxon->p_value},
-                                     {"p_adjusted", p.p_wilcoxon_adjusted}};
+                    e["wilcoxon"] = {
+                        {"w_plus", p.wilcoxon->w_plus}, {"w_minus", p.wilcoxon->w_minus},
+                        {"n", p.wilcoxon->n},           {"exact", p.wilcoxon->exact},
+                        {"p", p.wilcoxon->p_value},     {"p_adjusted", p.p_wilcoxon_adjusted}};
                 }
                 e["significant"] = p.significant;
                 cmp.push_back(e);
@@ -329,8 +349,9 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
             break;
         }
         case CompareFormat::Csv: {
-            out = "measure,run_a,run_b,mean_a,mean_b,diff,t,p_t,p_t_adj,w_plus,w_minus,"
-                  "p_wilcoxon,p_wilcoxon_adj,significant\n";
+            out =
+                "measure,run_a,run_b,mean_a,mean_b,diff,t,p_t,p_t_adj,w_plus,w_minus,"
+                "p_wilcoxon,p_wilcoxon_adj,significant\n";
             for (const auto& p : t.pairs) {
                 out += csv_field(t.columns[p.column]) + "," + csv_field(t.runs[p.a]) + "," +
                        csv_field(t.runs[p.b]) + "," + opt_num(true, p.mean_a) + "," +
@@ -354,8 +375,8 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
                 out += latex_escape(t.runs[r]) + " & \\textit{" + run_letter(r) + "}";
                 for (std::size_t c = 0; c < nc; ++c) {
                     const auto m = t.marks(r, c);
-                    out += " & " + num(t.means[r][c], decimals) +
-                           (m.empty() ? "" : "$^{" + m + "}$");
+                    out +=
+                        " & " + num(t.means[r][c], decimals) + (m.empty() ? "" : "$^{" + m + "}$");
                 }
                 out += " \\\\\n";
             }

@@ -31,8 +31,8 @@ enum class TestKind { T, Wilcoxon, Both };
 TestKind parse_test_kind(std::string_view name);
 
 struct CompareOptions {
-    std::vector<std::string> columns;   ///< measure columns ("map", "ndcg_cut_10"); empty = all
-                                        ///< per-query Float columns of the first result
+    std::vector<std::string> columns;     ///< measure columns ("map", "ndcg_cut_10"); empty = all
+                                          ///< per-query Float columns of the first result
     std::optional<std::size_t> baseline;  ///< index of the baseline run; nullopt = all pairs
     TestKind test = TestKind::Both;
     Correction correction = Correction::None;
@@ -53,9 +53,9 @@ struct PairResult {
 };
 
 struct ComparisonTable {
-    std::vector<std::string> runs;     ///< run names, in the given order
-    std::vector<std::string> columns;  ///< measure column names
-    std::size_t num_queries = 0;       ///< paired queries
+    std::vector<std::string> runs;           ///< run names, in the given order
+    std::vector<std::string> columns;        ///< measure column names
+    std::size_t num_queries = 0;             ///< paired queries
     std::vector<std::vector<double>> means;  ///< [run][column]
     std::vector<PairResult> pairs;
     CompareOptions options;
@@ -68,8 +68,7 @@ struct ComparisonTable {
 /// runs are given, sizes differ, the baseline index is out of range, alpha is not in (0, 1), or
 /// a requested column is missing from a result.
 ComparisonTable compare_runs(const std::vector<std::string>& names,
-                             const std::vector<EvalResult>& results,
-                             const CompareOptions& options);
+                             const std::vector<EvalResult>& results, const CompareOptions& options);
 
 /// Run letter of index i: a..z, then a1..z1, ...
 std::string run_letter(std::size_t i);
@@ -85,7 +84,6 @@ CompareFormat parse_compare_format(std::string_view name);
 /// pair: measure,run_a,run_b,mean_a,mean_b,diff,t,p_t,p_t_adj,w_plus,w_minus,p_wilcoxon,
 /// p_wilcoxon_adj,significant. LaTeX: a tabular with values and $^{ab}$ marks. Means are printed
 /// with `decimals` digits (default 4; JSON keeps full precision).
-std::string format_comparison(const ComparisonTable& table, CompareFormat format,
-                              int decimals = 4);
+std::string format_comparison(const ComparisonTable& table, CompareFormat format, int decimals = 4);
 
 }  // namespace plumb::eval

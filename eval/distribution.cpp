@@ -92,9 +92,15 @@ QueryGroups group_queries(const QueryAttributes& attributes, const GroupingSpec&
     QueryGroups g;
     bool numeric = false;
     switch (spec.kind) {
-        case GroupingKind::Auto: numeric = attributes.numeric(); break;
-        case GroupingKind::Numeric: numeric = true; break;
-        case GroupingKind::Categorical: numeric = false; break;
+        case GroupingKind::Auto:
+            numeric = attributes.numeric();
+            break;
+        case GroupingKind::Numeric:
+            numeric = true;
+            break;
+        case GroupingKind::Categorical:
+            numeric = false;
+            break;
     }
     if (!numeric) {
         std::map<std::string, std::size_t> index;
@@ -143,7 +149,8 @@ QueryGroups group_queries(const QueryAttributes& attributes, const GroupingSpec&
         if (spec.quantiles == 3) {
             names = {"easy", "medium", "hard"};
         } else {
-            for (std::size_t i = 0; i < spec.quantiles; ++i) names.push_back("Q" + std::to_string(i + 1));
+            for (std::size_t i = 0; i < spec.quantiles; ++i)
+                names.push_back("Q" + std::to_string(i + 1));
         }
     }
     if (!spec.labels.empty()) {

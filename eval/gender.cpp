@@ -144,15 +144,17 @@ BiasVariant parse_bias_variant(std::string_view name) {
     if (name == "tc") return BiasVariant::Tc;
     if (name == "tf") return BiasVariant::Tf;
     if (name == "bool") return BiasVariant::Bool;
-    throw InvalidArgument("unknown bias variant '" + std::string(name) +
-                          "' (known: tc, tf, bool)");
+    throw InvalidArgument("unknown bias variant '" + std::string(name) + "' (known: tc, tf, bool)");
 }
 
 const char* bias_variant_name(BiasVariant variant) noexcept {
     switch (variant) {
-        case BiasVariant::Tc: return "tc";
-        case BiasVariant::Tf: return "tf";
-        case BiasVariant::Bool: return "bool";
+        case BiasVariant::Tc:
+            return "tc";
+        case BiasVariant::Tf:
+            return "tf";
+        case BiasVariant::Bool:
+            return "bool";
     }
     return "?";
 }

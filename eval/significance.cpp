@@ -1,13 +1,12 @@
 #include "eval/significance.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
-
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 
 #include "plugin/error.hpp"
 
@@ -39,8 +38,8 @@ double two_sided_normal(double z) {
 TTestResult paired_t_test(std::span<const double> a, std::span<const double> b) {
     check_pairs(a, b, "paired t-test");
     const std::size_t n = a.size();
-    if (n < 2) throw InvalidArgument("paired t-test: needs at least 2 pairs, got " +
-                                     std::to_string(n));
+    if (n < 2)
+        throw InvalidArgument("paired t-test: needs at least 2 pairs, got " + std::to_string(n));
     TTestResult r;
     r.n = n;
     r.df = static_cast<double>(n - 1);
@@ -67,13 +66,14 @@ TTestResult paired_t_test(std::span<const double> a, std::span<const double> b) 
     }
     r.t = r.mean_diff / (r.sd_diff / std::sqrt(static_cast<double>(n)));
     boost::math::students_t_distribution<double> dist(r.df);
-    r.p_value = std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
+    r.p_value =
+        std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
     return r;
 }
 
 std::vector<std::uint64_t> signed_rank_counts(std::size_t n) {
-    if (n > 60) throw InvalidArgument("signed_rank_counts: n must be <= 60, got " +
-                                      std::to_string(n));
+    if (n > 60)
+        throw InvalidArgument("signed_rank_counts: n must be <= 60, got " + std::to_string(n));
     const std::size_t max_sum = n * (n + 1) / 2;
     // counts[w] = number of subsets of {1..k} with sum w, built up for k = 1..n (0/1 knapsack).
     std::vector<std::uint64_t> counts(max_sum + 1, 0);
@@ -109,7 +109,8 @@ WilcoxonResult wilcoxon_signed_rank(std::span<const double> a, std::span<const d
         r.p_value = 1.0;
         return r;
     }
-    std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return x.abs < y.abs; });
+    std::sort(diffs.begin(), diffs.end(),
+              [](const Diff& x, const Diff& y) { return x.abs < y.abs; });
 
     // Mid-ranks over runs of tied |d|; tie-correction term Σ(t³ - t).
     double tie_term = 0.0;
@@ -131,13 +132,17 @@ WilcoxonResult wilcoxon_signed_rank(std::span<const double> a, std::span<const d
 
     bool exact = false;
     switch (options.method) {
-        case WilcoxonMethod::Auto: exact = !r.ties && n <= options.exact_max_n; break;
+        case WilcoxonMethod::Auto:
+            exact = !r.ties && n <= options.exact_max_n;
+            break;
         case WilcoxonMethod::Exact:
             if (r.ties) throw InvalidArgument("Wilcoxon exact test: tied differences");
             if (n > 60) throw InvalidArgument("Wilcoxon exact test: more than 60 differences");
             exact = true;
             break;
-        case WilcoxonMethod::Normal: exact = false; break;
+        case WilcoxonMethod::Normal:
+            exact = false;
+            break;
     }
     r.exact = exact;
     const double nd = static_cast<double>(n);
@@ -172,7 +177,8 @@ std::vector<double> adjust_p_values(std::span<const double> p, Correction correc
     const std::size_t m = p.size();
     std::vector<double> out(p.begin(), p.end());
     switch (correction) {
-        case Correction::None: break;
+        case Correction::None:
+            break;
         case Correction::Bonferroni:
             for (double& v : out) v = std::min(1.0, v * static_cast<double>(m));
             break;

@@ -29,12 +29,12 @@ inline constexpr double kZeroTolerance = 1e-12;
 
 /// Result of a paired two-sided t-test (Student's t on the differences, df = n - 1).
 struct TTestResult {
-    std::size_t n = 0;        ///< number of pairs
-    double mean_diff = 0.0;   ///< mean of a - b
-    double sd_diff = 0.0;     ///< sample standard deviation of a - b (divisor n - 1)
-    double t = 0.0;           ///< mean_diff / (sd_diff / sqrt(n)); ±inf when sd is 0 and mean not
-    double df = 0.0;          ///< degrees of freedom, n - 1
-    double p_value = 1.0;     ///< two-sided p-value
+    std::size_t n = 0;       ///< number of pairs
+    double mean_diff = 0.0;  ///< mean of a - b
+    double sd_diff = 0.0;    ///< sample standard deviation of a - b (divisor n - 1)
+    double t = 0.0;          ///< mean_diff / (sd_diff / sqrt(n)); ±inf when sd is 0 and mean not
+    double df = 0.0;         ///< degrees of freedom, n - 1
+    double p_value = 1.0;    ///< two-sided p-value
 };
 
 /// Paired two-sided t-test of a against b. When every difference is (numerically) zero the result
@@ -59,15 +59,15 @@ struct WilcoxonOptions {
 
 /// Result of a two-sided Wilcoxon signed-rank test on paired values.
 struct WilcoxonResult {
-    std::size_t n = 0;         ///< pairs with a non-zero difference (the ranked ones)
-    std::size_t n_zero = 0;    ///< pairs with a zero difference (dropped)
-    double w_plus = 0.0;       ///< sum of ranks of positive differences (a > b)
-    double w_minus = 0.0;      ///< sum of ranks of negative differences
-    double statistic = 0.0;    ///< min(w_plus, w_minus), scipy's two-sided statistic
-    bool exact = false;        ///< true when the exact distribution was used
-    bool ties = false;         ///< true when some |d| are tied (mid-ranks used)
-    double z = 0.0;            ///< normal-approximation z of `statistic` (<= 0); 0 when exact
-    double p_value = 1.0;      ///< two-sided p-value; 1 when n == 0
+    std::size_t n = 0;       ///< pairs with a non-zero difference (the ranked ones)
+    std::size_t n_zero = 0;  ///< pairs with a zero difference (dropped)
+    double w_plus = 0.0;     ///< sum of ranks of positive differences (a > b)
+    double w_minus = 0.0;    ///< sum of ranks of negative differences
+    double statistic = 0.0;  ///< min(w_plus, w_minus), scipy's two-sided statistic
+    bool exact = false;      ///< true when the exact distribution was used
+    bool ties = false;       ///< true when some |d| are tied (mid-ranks used)
+    double z = 0.0;          ///< (statistic - mean - cc)/sd as scipy, cc = ±0.5; 0 if exact
+    double p_value = 1.0;    ///< two-sided p-value; 1 when n == 0
 };
 
 /// Wilcoxon signed-rank test of a against b. Throws InvalidArgument when sizes differ, a value

@@ -144,7 +144,8 @@ std::vector<UnansweredRow> unanswered_by_type(
     std::vector<UnansweredRow> out{all};
     for (auto& [t, row] : by_type) out.push_back(row);
     for (auto& r : out)
-        r.share = r.total == 0 ? 0.0 : static_cast<double>(r.unanswered) / static_cast<double>(r.total);
+        r.share =
+            r.total == 0 ? 0.0 : static_cast<double>(r.unanswered) / static_cast<double>(r.total);
     return out;
 }
 

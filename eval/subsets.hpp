@@ -55,10 +55,10 @@ std::vector<std::string> subset_qids(const ShownRanks& shown, unsigned k);
 
 /// One row of the Appendix A table: a subset and each run's mean value on it.
 struct SubsetRow {
-    std::string label;           ///< "All" or the rank threshold k
-    unsigned k = 0;              ///< 0 for All
+    std::string label;  ///< "All" or the rank threshold k
+    unsigned k = 0;     ///< 0 for All
     std::size_t num_queries = 0;
-    std::vector<double> means;   ///< one per run: mean over the subset's queries (missing = 0)
+    std::vector<double> means;  ///< one per run: mean over the subset's queries (missing = 0)
 };
 
 /// The survivorship table: "All", then S_k for k = max_k down to 1 (max_k = 0: the file's
@@ -79,7 +79,7 @@ struct UnansweredRow {
 
 /// "all" first, then one row per type sorted by name. `types` maps qid -> type; queries without
 /// a type are grouped under "(none)" (only when `types` is non-empty).
-std::vector<UnansweredRow> unanswered_by_type(const ShownRanks& shown,
-                                              const std::unordered_map<std::string, std::string>& types);
+std::vector<UnansweredRow> unanswered_by_type(
+    const ShownRanks& shown, const std::unordered_map<std::string, std::string>& types);
 
 }  // namespace plumb::eval

@@ -2,7 +2,6 @@
 // (definitions: FORMULAS.md).
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,9 +23,7 @@ fs::path temp_file(const std::string& name, const std::string& content) {
 }
 
 // tc triples (bias = f - m, f, m): d1 = 2 female words, d2 = 1 male word, d3 = one of each.
-BiasTable table() {
-    return {{"d1", {2, 2, 0}}, {"d2", {-1, 0, 1}}, {"d3", {0, 1, 1}}};
-}
+BiasTable table() { return {{"d1", {2, 2, 0}}, {"d2", {-1, 0, 1}}, {"d3", {0, 1, 1}}}; }
 }  // namespace
 
 TEST(RankBias, OneQueryByHand) {
@@ -118,10 +115,10 @@ TEST(Prf, QuerySetDelta) {
         {"q2", {{"e", 1}, {"f", 5}, {"g", 0}}},
         {"q3", {{"h", 1}}},
     };
-    RelevanceMap qrels{{"q1", {{"a", 1}, {"c", 2}, {"b", 0}}}, {"q2", {{"e", 1}}},
-                       {"q3", {{"h", 1}}}};
-    std::unordered_map<std::string, int> labels{{"a", 1}, {"c", -1}, {"d", 1}, {"e", 1},
-                                                {"h", -1}, {"b", 0}, {"f", 0}};
+    RelevanceMap qrels{
+        {"q1", {{"a", 1}, {"c", 2}, {"b", 0}}}, {"q2", {{"e", 1}}}, {"q3", {{"h", 1}}}};
+    std::unordered_map<std::string, int> labels{{"a", 1},  {"c", -1}, {"d", 1}, {"e", 1},
+                                                {"h", -1}, {"b", 0},  {"f", 0}};
     // q1: PRF_m 1, PRF_f 0.5 (as above). q2: e (R 1, male) vs f (5), g (0): PRF_m = 1/2.
     // q3: no non-relevant -> undefined. Means: PRF_m = (1 + 0.5)/2 = 0.75, PRF_f = 0.5,
     // |ΔA-PRF| = 0.25. Unlabelled: g only.
@@ -154,8 +151,7 @@ TEST(Prf, LabelFile) {
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 2u);
     }
-    EXPECT_THROW(read_bias_labels(temp_file("duplabels.tsv", "d1\t1\nd1\t1\n")),
-                 plumb::ParseError);
+    EXPECT_THROW(read_bias_labels(temp_file("duplabels.tsv", "d1\t1\nd1\t1\n")), plumb::ParseError);
 }
 
 TEST(CategoryDifference, ByHand) {
@@ -215,8 +211,9 @@ TEST(RankBias, RankingsFromRunUseTrecEvalOrder) {
 }
 
 TEST(BiasFile, VariantComment) {
-    EXPECT_EQ(bias_file_variant(temp_file("v.tsv", "# plumb-gender-bias v1 variant=bool\nd\t0\t0\t0\n")),
-              BiasVariant::Bool);
+    EXPECT_EQ(
+        bias_file_variant(temp_file("v.tsv", "# plumb-gender-bias v1 variant=bool\nd\t0\t0\t0\n")),
+        BiasVariant::Bool);
     EXPECT_FALSE(bias_file_variant(temp_file("nov.tsv", "d\t0\t0\t0\n")).has_value());
     EXPECT_THROW(bias_file_variant(temp_file("badv.tsv", "# variant=xx\n")), plumb::ParseError);
 }

@@ -2,7 +2,6 @@
 // `plumb compare`, `plumb eval-groups` and `plumb eval-subsets` on tiny files.
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,9 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "eval/compare.hpp"
 #include "plugin/error.hpp"
@@ -64,7 +62,8 @@ CmdResult run(const std::string& args) {
 }
 
 // Six queries q1..q6 with one relevant document "r" each. Run A ranks r first (RR 1), run B
-// ranks it at i + 1 for q_i (RR 1/2 .. 1/7: distinct differences to A), run D: q1,q2 first (1), q3,q4 second (0.5), q5,q6 third (1/3).
+// ranks it at i + 1 for q_i (RR 1/2 .. 1/7: distinct differences to A), run D: q1,q2 first (1),
+// q3,q4 second (0.5), q5,q6 third (1/3).
 struct Fixture {
     fs::path qrels, a, b, d;
     Fixture() {
@@ -75,8 +74,8 @@ struct Fixture {
             ra += id + " Q0 r 1 3 A\n" + id + " Q0 n1 2 2 A\n" + id + " Q0 n2 3 1 A\n";
             for (int k = 1; k <= i + 1; ++k) {  // B: r at rank i + 1
                 const std::string doc = k == i + 1 ? "r" : "y" + std::to_string(k);
-                rb += id + " Q0 " + doc + " " + std::to_string(k) + " " +
-                      std::to_string(10 - k) + " B\n";
+                rb += id + " Q0 " + doc + " " + std::to_string(k) + " " + std::to_string(10 - k) +
+                      " B\n";
             }
             const int rank = (i + 1) / 2;  // 1,1,2,2,3,3
             for (int k = 1; k <= 3; ++k) {
@@ -99,7 +98,8 @@ TEST(CompareRuns, MarksAndCorrections) {
     // .4, .3, .2, .1, .05 (distinct, all positive) -> Wilcoxon exact p = 2/2^6 = 0.03125;
     // t = 3.628275563080048, p = 0.015087837876732929 (scipy ttest_rel). B vs C: all
     // differences 0 -> p = 1. Mean A = 4.55/6 = 0.758333.
-    std::vector<EvalResult> rs{result_of({1, .9, .8, .7, .6, .55}), result_of({.5, .5, .5, .5, .5, .5}),
+    std::vector<EvalResult> rs{result_of({1, .9, .8, .7, .6, .55}),
+                               result_of({.5, .5, .5, .5, .5, .5}),
                                result_of({.5, .5, .5, .5, .5, .5})};
     std::vector<std::string> names{"A", "B", "C"};
     CompareOptions o;
@@ -165,12 +165,10 @@ TEST(CompareCli, PaperStyleTableAndCsv) {
     auto csv = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
                    f.b.string() + " --name A --name B -m recip_rank --format csv --test wilcoxon");
     ASSERT_EQ(csv.status, 0) << csv.out;
-    EXPECT_NE(csv.out.find(",,,,21,0,0.03125,0.03125,1\n"),
-              std::string::npos)
-        << csv.out;
+    EXPECT_NE(csv.out.find(",,,,21,0,0.03125,0.03125,1\n"), std::string::npos) << csv.out;
     // Baseline by name; bad inputs.
-    auto base = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
-                    " --run " + f.b.string() + " --baseline runB.txt -m recip_rank");
+    auto base = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
+                    f.b.string() + " --baseline runB.txt -m recip_rank");
     EXPECT_EQ(base.status, 0) << base.out;
     EXPECT_NE(base.out.find("baseline: runB.txt"), std::string::npos) << base.out;
     auto missing = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
@@ -193,9 +191,11 @@ TEST(CompareCli, GroupsAndSubsets) {
                  " --name D -m recip_rank --groups " + groups.string() + " --format csv");
     ASSERT_EQ(g.status, 0) << g.out;
     EXPECT_NE(g.out.find("D,recip_rank,easy,2,1.0000000000,0.0000000000,0.0000000000"),
-              std::string::npos) << g.out;
+              std::string::npos)
+        << g.out;
     EXPECT_NE(g.out.find("D,recip_rank,medium,2,0.5000000000,0.0000000000,0.0000000000"),
-              std::string::npos) << g.out;
+              std::string::npos)
+        << g.out;
     EXPECT_NE(g.out.find("D,recip_rank,hard,2,0.3333333333"), std::string::npos) << g.out;
     // Overall: mean (2 + 1 + 2/3)/6 = 0.6111111111.
     EXPECT_NE(g.out.find("D,recip_rank,all,6,0.6111111111"), std::string::npos) << g.out;
@@ -239,8 +239,9 @@ TEST(CompareCli, GroupsAndSubsets) {
 TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
     auto words = temp_file("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
     // d1: she, her (c_f 2); d2: he (c_m 1); d3: his + she (1, 1); d4: none.
-    auto corpus = temp_file("corpus.tsv", "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
-                                          "d4\tnothing here\n");
+    auto corpus = temp_file("corpus.tsv",
+                            "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
+                            "d4\tnothing here\n");
     auto run_file = temp_file("biasrun.txt",
                               "q1 Q0 d1 1 3 R\nq1 Q0 d2 2 2 R\nq1 Q0 d3 3 1 R\n"
                               "q2 Q0 d4 1 2 R\nq2 Q0 d2 2 1 R\nq3 Q0 d3 1 1 R\n");
@@ -259,14 +260,16 @@ TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
     // bool at t = 2, q1: d1 (1, 0), d2 (0, 1) -> f 0.5, m 0.5; q2: d4 (0,0), d2 (0,1) -> f 0,
     // m 0.5. Means f 0.25, m 0.5, bias 0.25.
     EXPECT_NE(r.out.find("R,bool,2,2,0,0,0,0.2500000000,0.2500000000,0.5000000000"),
-              std::string::npos) << r.out;
+              std::string::npos)
+        << r.out;
 
     // The same from a tc bias file.
-    auto bias = temp_file("bias.tc.tsv", "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
-                                         "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
-    auto f = run("eval-bias --run " + run_file.string() + " --name R --queries " +
-                 queries.string() + " --label n --bias-file " + bias.string() +
-                 " --variant tc --cutoffs 2 --format csv");
+    auto bias = temp_file("bias.tc.tsv",
+                          "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
+                          "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
+    auto f =
+        run("eval-bias --run " + run_file.string() + " --name R --queries " + queries.string() +
+            " --label n --bias-file " + bias.string() + " --variant tc --cutoffs 2 --format csv");
     ASSERT_EQ(f.status, 0) << f.out;
     EXPECT_NE(f.out.find(expected), std::string::npos) << f.out;
     // --variant all needs tf and bool files too.
@@ -285,9 +288,9 @@ TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
     // q2: relevant d2 (m, R 1) vs d4 (R 2): PRF_m = 0. Means: PRF_m 0.5 (2 queries), PRF_f 1
     // (1 query), |dA-PRF| = 0.5.
     auto qrels = temp_file("biasqrels.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\n");
-    auto p = run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
-                 " --wordlist " + words.string() + " --corpus " + corpus.string() +
-                 " --format csv");
+    auto p =
+        run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
+            " --wordlist " + words.string() + " --corpus " + corpus.string() + " --format csv");
     ASSERT_EQ(p.status, 0) << p.out;
     EXPECT_NE(p.out.find("R,0.5000000000,2,1.0000000000,1,0.5000000000,0"), std::string::npos)
         << p.out;
@@ -297,12 +300,14 @@ TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
     ASSERT_EQ(pl.status, 0) << pl.out;
     // q1 nPRF_m = ½·2²·1 / (1·1) = 2; nPRF_f = ½·3²·1 = 4.5.
     EXPECT_NE(pl.out.find("R,q1,1,1,1,1.0000000000,1.0000000000,2.0000000000,4.5000000000"),
-              std::string::npos) << pl.out;
+              std::string::npos)
+        << pl.out;
 
     // LIWC difference, k = 2: f queries q1 [d1, d2] -> (0.5, 0.5), q3 [d3] -> (0.5, 0.5);
     // m query q2 [d4, d2] -> (0, 0.5). Difference (0.5, 0).
-    auto cats = temp_file("cats.tsv", "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
-                                      "d3\t0.5\t0.5\nd4\t0\t0\n");
+    auto cats = temp_file("cats.tsv",
+                          "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
+                          "d3\t0.5\t0.5\nd4\t0\t0\n");
     auto glabels = temp_file("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
     auto l = run("eval-liwc --run " + run_file.string() + " --categories " + cats.string() +
                  " --queries " + glabels.string() + " --k 2 --format csv");

@@ -1,7 +1,6 @@
 // μ, σ, c_v and query grouping (quantile buckets, fixed edges, categories), hand-computed.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -104,8 +103,8 @@ TEST(Grouping, TiesShareABucketAndEdgesAreRightClosed) {
 }
 
 TEST(Grouping, CategoricalAndStats) {
-    auto attrs = read_query_attributes(
-        temp_file("types.tsv", "# types\nq1\tNUMERIC\nq2\tDESCRIPTION\n\nq3\tNUMERIC\nq4\tPERSON\n"));
+    auto attrs = read_query_attributes(temp_file(
+        "types.tsv", "# types\nq1\tNUMERIC\nq2\tDESCRIPTION\n\nq3\tNUMERIC\nq4\tPERSON\n"));
     EXPECT_FALSE(attrs.numeric());
     auto g = group_queries(attrs, {});
     EXPECT_EQ(g.names, (std::vector<std::string>{"DESCRIPTION", "NUMERIC", "PERSON"}));

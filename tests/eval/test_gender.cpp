@@ -1,7 +1,6 @@
 // Gender word lists, per-passage magnitudes (FORMULAS.md) and the bias file format.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -153,8 +152,7 @@ TEST(BiasFile, RoundTripAndBadInput) {
     EXPECT_THROW(read_bias_file(p, BiasVariant::Tc), plumb::ParseError);  // variant mismatch
     EXPECT_EQ(read_bias_file(p).size(), 2u);
 
-    auto expect_line = [](const std::string& name, const std::string& content,
-                          std::uint64_t line) {
+    auto expect_line = [](const std::string& name, const std::string& content, std::uint64_t line) {
         try {
             read_bias_file(temp_file(name, content));
             FAIL() << name;

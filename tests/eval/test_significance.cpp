@@ -79,8 +79,7 @@ TEST(SignedRankCounts, SmallNByHand) {
     // n = 3: subsets of {1,2,3} by sum: 0:{} 1:{1} 2:{2} 3:{3},{1,2} 4:{1,3} 5:{2,3} 6:{1,2,3}
     EXPECT_EQ(signed_rank_counts(3), (std::vector<std::uint64_t>{1, 1, 1, 2, 1, 1, 1}));
     // n = 4 total 16, sums 0..10: 1,1,1,2,2,2,2,2,1,1,1.
-    EXPECT_EQ(signed_rank_counts(4),
-              (std::vector<std::uint64_t>{1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1}));
+    EXPECT_EQ(signed_rank_counts(4), (std::vector<std::uint64_t>{1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1}));
     auto c20 = signed_rank_counts(20);
     std::uint64_t total = 0;
     for (auto c : c20) total += c;
@@ -131,7 +130,8 @@ TEST(Wilcoxon, TiesAndZerosUseNormalApproximation) {
     // 1 (x3) -> 2, 2 (x2) -> 4.5, 3 (x2) -> 6.5, 4 -> 8, 5 (x3) -> 10, 6 -> 12, 7 -> 13, 8 -> 14.
     // W- = 2 + 6.5 + 12 = 20.5. Tie groups 3,2,2,3: Σ(t³-t) = 24+6+6+24 = 60.
     // var = 14·15·29/24 - 60/48 = 253.75 - 1.25 = 252.5; mean = 52.5.
-    // scipy (approx, correction=True): 0.047440322802555085; correction=False: 0.044029098735850654.
+    // scipy (approx, correction=True): 0.047440322802555085; correction=False:
+    // 0.044029098735850654.
     std::vector<double> d{1, 1, -1, 2, 2, 3, -3, 4, 0, 5, 5, 5, -6, 7, 8};
     auto r = wilcoxon_signed_rank(d, zeros(d.size()));
     EXPECT_FALSE(r.exact);
@@ -167,11 +167,11 @@ TEST(Wilcoxon, SleepDataFloatingPointTie) {
 TEST(Wilcoxon, LargeSampleAndEdges) {
     // 40 differences (one tie at 1.197): normal approximation. scipy (approx, correction=True):
     // statistic 226, p = 0.013643847780284038.
-    std::vector<double> d{-0.405, 0.361, -0.075, 0.51,  0.564,  -0.836, -0.967, 1.094,
-                          -0.352, -0.414, 1.489, 0.176, 1.091,  0.191,  0.598,  -0.623,
-                          0.587,  1.17,   0.308, 0.853, 0.679,  -0.84,  0.896,  0.478,
-                          -0.247, -0.922, 1.164, 0.182, 0.797,  1.197,  0.785,  1.303,
-                          -0.013, 1.002,  0.112, 1.339, 1.197,  -0.756, -0.66,  -0.458};
+    std::vector<double> d{-0.405, 0.361,  -0.075, 0.51,  0.564, -0.836, -0.967, 1.094,
+                          -0.352, -0.414, 1.489,  0.176, 1.091, 0.191,  0.598,  -0.623,
+                          0.587,  1.17,   0.308,  0.853, 0.679, -0.84,  0.896,  0.478,
+                          -0.247, -0.922, 1.164,  0.182, 0.797, 1.197,  0.785,  1.303,
+                          -0.013, 1.002,  0.112,  1.339, 1.197, -0.756, -0.66,  -0.458};
     auto r = wilcoxon_signed_rank(d, zeros(d.size()));
     EXPECT_FALSE(r.exact);
     EXPECT_DOUBLE_EQ(r.statistic, 226.0);

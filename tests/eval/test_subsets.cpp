@@ -1,7 +1,6 @@
 // Survivorship subsets (paper 002, Appendix A) and qid lists, hand-computed.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -51,8 +50,7 @@ TEST(Subsets, SurvivorshipTableByHand) {
     // RR@10 per query. Run A: q1 0.5, q2 1, q3 absent (0), q4 0.25.
     // Run B: q1 1, q2 0.5, q3 0.2, q4 absent (0).
     std::vector<std::unordered_map<std::string, double>> runs{
-        {{"q1", 0.5}, {"q2", 1.0}, {"q4", 0.25}},
-        {{"q1", 1.0}, {"q2", 0.5}, {"q3", 0.2}}};
+        {{"q1", 0.5}, {"q2", 1.0}, {"q4", 0.25}}, {{"q1", 1.0}, {"q2", 0.5}, {"q3", 0.2}}};
     auto t = survivorship_table(s, runs);
     ASSERT_EQ(t.size(), 4u);  // All, 3, 2, 1
     // All (4 queries): A (0.5+1+0+0.25)/4 = 0.4375; B (1+0.5+0.2+0)/4 = 0.425.
