@@ -13,12 +13,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
 #include <xapian.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,7 +99,8 @@ IndexRun run_in_child(const std::function<std::pair<std::uint64_t, double>()>& w
         r.ok = true;
         std::sscanf(msg.c_str() + 3, "%lu %lf", &r.documents, &r.seconds);
     } else {
-        r.error = msg.empty() ? "child exited with status " + std::to_string(status) : msg.substr(4);
+        r.error =
+            msg.empty() ? "child exited with status " + std::to_string(status) : msg.substr(4);
     }
     return r;
 }
@@ -183,8 +182,8 @@ SearchRun timed_pass(const std::string& system, std::size_t nq, unsigned threads
                     if (q >= nq) break;
                     auto s = Clock::now();
                     hits[t] += workers[t](q);
-                    lat[t].push_back(std::chrono::duration<double, std::milli>(Clock::now() - s)
-                                         .count());
+                    lat[t].push_back(
+                        std::chrono::duration<double, std::milli>(Clock::now() - s).count());
                 }
             } catch (...) {
                 std::lock_guard lock(error_mutex);
@@ -225,8 +224,10 @@ struct XapianWorker {
         std::vector<std::pair<std::string, unsigned>> bag;
         for (auto& t : terms) {
             auto it = std::find_if(bag.begin(), bag.end(), [&](auto& p) { return p.first == t; });
-            if (it == bag.end()) bag.emplace_back(std::move(t), 1);
-            else ++it->second;
+            if (it == bag.end())
+                bag.emplace_back(std::move(t), 1);
+            else
+                ++it->second;
         }
         std::vector<Xapian::Query> sub;
         for (auto& [t, c] : bag) sub.emplace_back(t, c);
@@ -309,9 +310,8 @@ int main(int argc, char** argv) {
 
         auto plumb_worker = [&](std::size_t k) {
             return [&, k](unsigned) {
-                return std::function<std::size_t(std::size_t)>([&, k](std::size_t q) {
-                    return searcher->search(queries[q].text, k).size();
-                });
+                return std::function<std::size_t(std::size_t)>(
+                    [&, k](std::size_t q) { return searcher->search(queries[q].text, k).size(); });
             };
         };
         std::fprintf(stderr, "searching with plumb (%zu queries)...\n", nq);
@@ -379,10 +379,11 @@ int main(int argc, char** argv) {
 
         // ---------------- Report ----------------
         const double load_end = load_average();
-        std::printf("\n== bench_index: %llu passages, %zu topics; %u hardware threads, load "
-                    "average %.1f at start, %.1f at end ==\n",
-                    static_cast<unsigned long long>(docs), nq, std::thread::hardware_concurrency(),
-                    load_start, load_end);
+        std::printf(
+            "\n== bench_index: %llu passages, %zu topics; %u hardware threads, load "
+            "average %.1f at start, %.1f at end ==\n",
+            static_cast<unsigned long long>(docs), nq, std::thread::hardware_concurrency(),
+            load_start, load_end);
         out["load_average"] = {load_start, load_end};
         std::printf("\nIndexing (plumb: %u analysis thread(s) + writer; Xapian: 1 thread)\n",
                     index_threads);
@@ -394,24 +395,30 @@ int main(int argc, char** argv) {
             }
             std::printf("  %-8s %12s %10s %14s\n", name, fmt(r->docs_per_s(), 0).c_str(),
                         fmt(r->seconds, 1).c_str(), fmt(r->peak_rss_mb, 0).c_str());
-            out["indexing"][name] = {{"documents", r->documents}, {"seconds", r->seconds},
+            out["indexing"][name] = {{"documents", r->documents},
+                                     {"seconds", r->seconds},
                                      {"docs_per_s", r->docs_per_s()},
                                      {"peak_rss_mb", r->peak_rss_mb}};
         };
         print_index("plumb", pi);
         if (!skip_xapian) print_index("xapian", xi);
 
-        std::printf("\nBatch search (query analysis included; plumb index open %.2f s; search "
-                    "process peak RSS %.0f MB)\n",
-                    plumb_open_s, search_rss_mb);
-        std::printf("  %-8s %7s %6s %10s %9s %9s %10s\n", "system", "threads", "k", "q/s",
-                    "p50 ms", "p99 ms", "hits/q");
+        std::printf(
+            "\nBatch search (query analysis included; plumb index open %.2f s; search "
+            "process peak RSS %.0f MB)\n",
+            plumb_open_s, search_rss_mb);
+        std::printf("  %-8s %7s %6s %10s %9s %9s %10s\n", "system", "threads", "k", "q/s", "p50 ms",
+                    "p99 ms", "hits/q");
         for (const auto& r : runs) {
             std::printf("  %-8s %7u %6zu %10s %9s %9s %10s\n", r.system.c_str(), r.threads, r.k,
-                        fmt(r.qps, 0).c_str(), fmt(r.p50_ms, 3).c_str(),
-                        fmt(r.p99_ms, 3).c_str(), fmt(r.mean_hits, 0).c_str());
-            out["search"].push_back({{"system", r.system}, {"threads", r.threads}, {"k", r.k},
-                                     {"qps", r.qps}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms},
+                        fmt(r.qps, 0).c_str(), fmt(r.p50_ms, 3).c_str(), fmt(r.p99_ms, 3).c_str(),
+                        fmt(r.mean_hits, 0).c_str());
+            out["search"].push_back({{"system", r.system},
+                                     {"threads", r.threads},
+                                     {"k", r.k},
+                                     {"qps", r.qps},
+                                     {"p50_ms", r.p50_ms},
+                                     {"p99_ms", r.p99_ms},
                                      {"seconds", r.seconds}});
         }
         out["plumb_open_seconds"] = plumb_open_s;
@@ -454,9 +461,10 @@ int main(int argc, char** argv) {
             }
         }
         if (cli_seconds >= 0) {
-            std::printf("\nWhole process: plumb search --k 1000 --threads 1 over %zu topics: "
-                        "%.2f s (incl. process start-up and index open)\n",
-                        nq, cli_seconds);
+            std::printf(
+                "\nWhole process: plumb search --k 1000 --threads 1 over %zu topics: "
+                "%.2f s (incl. process start-up and index open)\n",
+                nq, cli_seconds);
             out["plumb_search_process_seconds"] = cli_seconds;
         }
         double total = seconds_since(bench_t0);

@@ -28,41 +28,43 @@ void run_generate(const GenerateArgs& a) {
                  static_cast<unsigned long long>(result.judgments), result.qrels.c_str());
 }
 
-const plumb::cli::CommandRegistrar kGenerate{"generate", [](CLI::App& app) {
-    auto args = std::make_shared<GenerateArgs>();
-    auto* cmd = app.add_subcommand(
-        "generate",
-        "Generate a deterministic synthetic collection: DIR/corpus.tsv (or corpus.jsonl), "
-        "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
-        "the words planted in their graded relevant passages)");
-    auto& c = args->config;
-    cmd->add_option("--output,-o", args->output, "Output directory (created if missing)")
-        ->required();
-    cmd->add_option("--passages", c.passages, "Number of passages")->capture_default_str();
-    cmd->add_option("--queries", c.queries, "Number of topics")->capture_default_str();
-    cmd->add_option("--seed", c.seed, "Random seed (same seed: byte-identical output)")
-        ->capture_default_str();
-    cmd->add_option("--vocab", c.vocab, "Vocabulary size (pseudo-words)")->capture_default_str();
-    cmd->add_option("--format", args->format, "Corpus format: tsv or jsonl")
-        ->check(CLI::IsMember({"tsv", "jsonl"}))
-        ->capture_default_str();
-    cmd->add_option("--zipf", c.zipf_s, "Zipf exponent s (P(rank r) ~ 1/r^s)")
-        ->capture_default_str();
-    cmd->add_option("--min-words", c.min_words, "Minimum passage length (words)")
-        ->capture_default_str();
-    cmd->add_option("--max-words", c.max_words, "Maximum passage length (words)")
-        ->capture_default_str();
-    cmd->add_option("--distractors", c.distractors,
-                    "Unjudged passages per query planted with 1-2 of its topic words")
-        ->capture_default_str();
-    cmd->add_option("--topic-rank-min", c.topic_rank_min,
-                    "Topic words: lowest Zipf rank, as a fraction of --vocab")
-        ->capture_default_str();
-    cmd->add_option("--topic-rank-max", c.topic_rank_max,
-                    "Topic words: highest Zipf rank, as a fraction of --vocab")
-        ->capture_default_str();
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args] { run_generate(*args); });
-}};
+const plumb::cli::CommandRegistrar kGenerate{
+    "generate", [](CLI::App& app) {
+        auto args = std::make_shared<GenerateArgs>();
+        auto* cmd = app.add_subcommand(
+            "generate",
+            "Generate a deterministic synthetic collection: DIR/corpus.tsv (or corpus.jsonl), "
+            "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
+            "the words planted in their graded relevant passages)");
+        auto& c = args->config;
+        cmd->add_option("--output,-o", args->output, "Output directory (created if missing)")
+            ->required();
+        cmd->add_option("--passages", c.passages, "Number of passages")->capture_default_str();
+        cmd->add_option("--queries", c.queries, "Number of topics")->capture_default_str();
+        cmd->add_option("--seed", c.seed, "Random seed (same seed: byte-identical output)")
+            ->capture_default_str();
+        cmd->add_option("--vocab", c.vocab, "Vocabulary size (pseudo-words)")
+            ->capture_default_str();
+        cmd->add_option("--format", args->format, "Corpus format: tsv or jsonl")
+            ->check(CLI::IsMember({"tsv", "jsonl"}))
+            ->capture_default_str();
+        cmd->add_option("--zipf", c.zipf_s, "Zipf exponent s (P(rank r) ~ 1/r^s)")
+            ->capture_default_str();
+        cmd->add_option("--min-words", c.min_words, "Minimum passage length (words)")
+            ->capture_default_str();
+        cmd->add_option("--max-words", c.max_words, "Maximum passage length (words)")
+            ->capture_default_str();
+        cmd->add_option("--distractors", c.distractors,
+                        "Unjudged passages per query planted with 1-2 of its topic words")
+            ->capture_default_str();
+        cmd->add_option("--topic-rank-min", c.topic_rank_min,
+                        "Topic words: lowest Zipf rank, as a fraction of --vocab")
+            ->capture_default_str();
+        cmd->add_option("--topic-rank-max", c.topic_rank_max,
+                        "Topic words: highest Zipf rank, as a fraction of --vocab")
+            ->capture_default_str();
+        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        cmd->callback([args] { run_generate(*args); });
+    }};
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "index/corpus.hpp"
 
-#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
 
@@ -101,8 +101,8 @@ public:
             }
             const char* start = m_buf.data() + m_pos;
             const void* nl = std::memchr(start, '\n', m_end - m_pos);
-            std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start)
-                                 : m_end - m_pos;
+            std::size_t len =
+                nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : m_end - m_pos;
             m_line.append(start, len);
             have = true;
             m_pos += len + (nl ? 1 : 0);
@@ -129,8 +129,7 @@ private:
         int err = Z_OK;
         const char* msg = gzerror(m_file, &err);
         if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-            throw IoError(m_name + ": corrupt or truncated gzip data (" + (msg ? msg : "?") +
-                          ")");
+            throw IoError(m_name + ": corrupt or truncated gzip data (" + (msg ? msg : "?") + ")");
         }
         m_pos = 0;
         m_end = static_cast<std::size_t>(n);
@@ -189,12 +188,13 @@ void parse_tsv(std::string_view line, bool tabs_in_text, bool query, std::string
     }
     std::string_view rest = line.substr(tab + 1);
     if (!tabs_in_text && rest.find('\t') != std::string_view::npos) {
-        std::size_t fields = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t'));
+        std::size_t fields =
+            1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t'));
         throw LineError{"expected 2 TAB-separated fields, found " + std::to_string(fields) +
                         (query ? std::string()
-                                           : std::string(" (a TAB inside the text is ambiguous: "
-                                                         "a title column?; the reader option "
-                                                         "tabs_in_text accepts it)"))};
+                               : std::string(" (a TAB inside the text is ambiguous: "
+                                             "a title column?; the reader option "
+                                             "tabs_in_text accepts it)"))};
     }
     id.assign(check_id(line.substr(0, tab), query ? "query id" : "document id"));
     text.assign(rest);
@@ -287,7 +287,8 @@ CorpusFormat detect_corpus_format(const fs::path& path) {
 // ---------------------------------------------------------------------------------------------
 
 struct CorpusReader::Impl {
-    Impl(const fs::path& path, CorpusReaderOptions opts) : reader(open_lines(path)), options(opts) {}
+    Impl(const fs::path& path, CorpusReaderOptions opts)
+        : reader(open_lines(path)), options(opts) {}
     std::unique_ptr<LineSource> reader;
     CorpusReaderOptions options;
     std::uint64_t skipped = 0;

@@ -50,8 +50,9 @@ CorpusFormat detect_corpus_format(const std::filesystem::path& path);
 
 struct CorpusReaderOptions {
     CorpusFormat format = CorpusFormat::Tsv;
-    bool skip_bad = false;      ///< skip and count malformed lines instead of throwing
-    bool tabs_in_text = false;  ///< TSV: text = everything after the first TAB (else >2 fields = error)
+    bool skip_bad = false;  ///< skip and count malformed lines instead of throwing
+    bool tabs_in_text =
+        false;  ///< TSV: text = everything after the first TAB (else >2 fields = error)
 };
 
 /// Streams documents from one file ("-" = standard input). Not thread-safe.

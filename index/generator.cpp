@@ -1,10 +1,9 @@
 #include "index/generator.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <unordered_set>
 
 #include "plugin/error.hpp"
@@ -47,15 +46,13 @@ void shuffle(std::vector<T>& v, std::mt19937_64& rng) {
 
 }  // namespace
 
-double uniform01(std::mt19937_64& rng) {
-    return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
     if (n == 0) throw InvalidArgument("uniform_below: n must be positive");
     // Rejection: accept draws below the largest multiple of n (unbiased, portable).
-    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                                std::numeric_limits<std::uint64_t>::max() % n;
+    const std::uint64_t limit =
+        std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
     for (;;) {
         std::uint64_t x = rng();
         if (x < limit) return x % n;
@@ -168,8 +165,8 @@ void CorpusGenerator::build_plans() {
         QueryPlan plan;
         plan.qid = std::to_string(q + 1);
         while (plan.topic.size() < c.topic_terms) {
-            auto r = static_cast<std::uint32_t>(lo * std::exp(uniform01(rng) *
-                                                              std::log((hi + 1) / lo)));
+            auto r =
+                static_cast<std::uint32_t>(lo * std::exp(uniform01(rng) * std::log((hi + 1) / lo)));
             r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(hi));
             if (std::find(plan.topic.begin(), plan.topic.end(), r) == plan.topic.end())
                 plan.topic.push_back(r);
@@ -214,8 +211,8 @@ std::string CorpusGenerator::join(const std::vector<std::uint32_t>& ranks) const
 std::vector<std::uint32_t> CorpusGenerator::passage_words(std::uint64_t,
                                                           std::mt19937_64& rng) const {
     const auto& c = m_config;
-    auto len = c.min_words + static_cast<std::uint32_t>(
-                                 uniform_below(rng, c.max_words - c.min_words + 1));
+    auto len =
+        c.min_words + static_cast<std::uint32_t>(uniform_below(rng, c.max_words - c.min_words + 1));
     std::vector<std::uint32_t> words(len);
     for (auto& w : words) w = m_zipf(rng);
     return words;
@@ -282,7 +279,8 @@ std::vector<Query> CorpusGenerator::topics() const {
 std::vector<Judgment> CorpusGenerator::qrels() const {
     std::vector<Judgment> out;
     for (const auto& plan : m_plans)
-        for (const auto& [p, g] : plan.judged) out.push_back(Judgment{plan.qid, std::to_string(p), g});
+        for (const auto& [p, g] : plan.judged)
+            out.push_back(Judgment{plan.qid, std::to_string(p), g});
     return out;
 }
 

@@ -7,8 +7,8 @@
 /// Model. Word ranks follow Zipf's law, P(rank r) ∝ 1/r^s over `vocab` pseudo-words (frequent
 /// words are shorter, as in natural language). Each query owns a set of `topic_terms` mid- to
 /// low-frequency "topic" words. Its relevant passages are ordinary background passages into which
-/// topic words are planted: grade 3 passages receive every topic word (1–2 times each), grade 2 about
-/// two thirds of them, grade 1 about a third (at least one); `distractors` unjudged passages
+/// topic words are planted: grade 3 passages receive every topic word (1–2 times each), grade 2
+/// about two thirds of them, grade 1 about a third (at least one); `distractors` unjudged passages
 /// receive one or two topic words (hard negatives). The query text is a subset of the
 /// topic words plus, with probability `query_noise`, one frequent background word. BM25 therefore
 /// ranks higher grades higher, with realistic misses.
@@ -40,22 +40,22 @@ namespace plumb::index {
 
 /// Parameters of a synthetic corpus. Defaults: MS MARCO-like passage lengths (mean ~55 words).
 struct GeneratorConfig {
-    std::uint64_t passages = 10000;   ///< number of passages (ids "0" .. "passages-1")
-    std::uint64_t queries = 100;      ///< number of topics (qids "1" .. "queries")
+    std::uint64_t passages = 10000;  ///< number of passages (ids "0" .. "passages-1")
+    std::uint64_t queries = 100;     ///< number of topics (qids "1" .. "queries")
     std::uint64_t seed = 42;
-    std::uint32_t vocab = 50000;      ///< vocabulary size (pseudo-words)
-    double zipf_s = 1.0;              ///< Zipf exponent s: P(rank r) ∝ 1/r^s
-    std::uint32_t min_words = 20;     ///< passage length range (words, inclusive)
+    std::uint32_t vocab = 50000;   ///< vocabulary size (pseudo-words)
+    double zipf_s = 1.0;           ///< Zipf exponent s: P(rank r) ∝ 1/r^s
+    std::uint32_t min_words = 20;  ///< passage length range (words, inclusive)
     std::uint32_t max_words = 90;
-    std::uint32_t topic_terms = 5;    ///< topic words per query
+    std::uint32_t topic_terms = 5;      ///< topic words per query
     std::uint32_t min_query_terms = 2;  ///< query length range (topic words, before noise)
     std::uint32_t max_query_terms = 4;
-    double query_noise = 0.5;         ///< probability of one extra frequent word in a query
-    std::uint32_t max_grade2 = 2;     ///< grade-2 passages per query: uniform in [0, max_grade2]
-    std::uint32_t max_grade1 = 3;     ///< grade-1 passages per query: uniform in [0, max_grade1]
-    std::uint32_t distractors = 6;    ///< unjudged passages per query planted with 1-2 topic words
-    double topic_rank_min = 0.0005;   ///< topic-word ranks: log-uniform in
-    double topic_rank_max = 0.05;     ///< [max(1, min*vocab), max*vocab]
+    double query_noise = 0.5;        ///< probability of one extra frequent word in a query
+    std::uint32_t max_grade2 = 2;    ///< grade-2 passages per query: uniform in [0, max_grade2]
+    std::uint32_t max_grade1 = 3;    ///< grade-1 passages per query: uniform in [0, max_grade1]
+    std::uint32_t distractors = 6;   ///< unjudged passages per query planted with 1-2 topic words
+    double topic_rank_min = 0.0005;  ///< topic-word ranks: log-uniform in
+    double topic_rank_max = 0.05;    ///< [max(1, min*vocab), max*vocab]
     CorpusFormat format = CorpusFormat::Tsv;
 
     /// Throws InvalidArgument when a value is outside its domain.
@@ -130,8 +130,8 @@ protected:
     /// A query's plan: topic words and judged passages.
     struct QueryPlan {
         std::string qid;
-        std::vector<std::uint32_t> topic;                       ///< ranks of topic words
-        std::vector<std::pair<std::uint64_t, int>> judged;      ///< (passage, grade)
+        std::vector<std::uint32_t> topic;                   ///< ranks of topic words
+        std::vector<std::pair<std::uint64_t, int>> judged;  ///< (passage, grade)
     };
     /// Planted words of one passage for one query.
     struct Plant {

@@ -1,7 +1,6 @@
 // Corpus and topics readers: good input, oddities that are valid, and bad input (errors naming
 // file and line, or skipped and counted).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 #include <zlib.h>
 
@@ -36,7 +35,6 @@ public:
     }
 };
 [[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
 
 fs::path temp_file(const std::string& name, const std::string& content) {
     auto dir = test_root();
@@ -100,7 +98,8 @@ TEST(TsvReader, ReadsValidOddities) {
     // BOM, CRLF, blank and whitespace-only lines (skipped), an empty passage, runs of spaces in
     // text, non-numeric ids, an id with surrounding spaces, UTF-8 text, no final newline.
     auto p = temp_file("good.tsv",
-                       "\xEF\xBB\xBF" "0\tThe first  passage.\r\n"
+                       "\xEF\xBB\xBF"
+                       "0\tThe first  passage.\r\n"
                        "\n"
                        "   \r\n"
                        "doc-B\t\n"
@@ -146,9 +145,10 @@ TEST(TsvReader, BadLinesNameFileAndLine) {
     expect_parse_error([&] { read_all(space_id, tsv()); }, space_id, 1,
                        "document id 'a b' contains whitespace");
     // The bad byte 0xFF is byte 5 (1-based) of the line "1\tab\xFFcd".
-    auto bad_utf8 = temp_file("utf8.tsv", "0\tfine\n1\tab\xFF" "cd\n");
-    expect_parse_error([&] { read_all(bad_utf8, tsv()); }, bad_utf8, 2,
-                       "invalid UTF-8 at byte 5");
+    auto bad_utf8 = temp_file("utf8.tsv",
+                              "0\tfine\n1\tab\xFF"
+                              "cd\n");
+    expect_parse_error([&] { read_all(bad_utf8, tsv()); }, bad_utf8, 2, "invalid UTF-8 at byte 5");
 }
 
 TEST(TsvReader, ExtraTabsAreAnErrorUnlessAllowed) {
@@ -233,13 +233,14 @@ TEST(TsvReader, GzipInputIsDecompressed) {
 }
 
 TEST(JsonlReader, ReadsBeirAndPyseriniStyleLines) {
-    auto p = temp_file("corpus.jsonl",
-                       "\xEF\xBB\xBF{\"_id\": \"d1\", \"title\": \"T one\", \"text\": \"Body\\tone\"}\r\n"
-                       "\n"
-                       "{\"_id\": 17, \"text\": \"numeric id\", \"metadata\": {\"url\": \"x\"}}\n"
-                       "{\"_id\": \"d3\", \"title\": null, \"text\": \"\"}\n"
-                       "{\"id\": \"p4\", \"contents\": \"pyserini style\"}\n"
-                       "{\"_id\": \"d5\", \"text\": \"caf\\u00e9 \xE4\xB8\xAD\"}\n");
+    auto p = temp_file(
+        "corpus.jsonl",
+        "\xEF\xBB\xBF{\"_id\": \"d1\", \"title\": \"T one\", \"text\": \"Body\\tone\"}\r\n"
+        "\n"
+        "{\"_id\": 17, \"text\": \"numeric id\", \"metadata\": {\"url\": \"x\"}}\n"
+        "{\"_id\": \"d3\", \"title\": null, \"text\": \"\"}\n"
+        "{\"id\": \"p4\", \"contents\": \"pyserini style\"}\n"
+        "{\"_id\": \"d5\", \"text\": \"caf\\u00e9 \xE4\xB8\xAD\"}\n");
     auto docs = read_all(p, jsonl());
     ASSERT_EQ(docs.size(), 5u);
     EXPECT_EQ(docs[0].id, "d1");
@@ -275,7 +276,8 @@ TEST(JsonlReader, BadLinesNameFileAndLine) {
     auto bad_utf8 = temp_file("utf8.jsonl", "{\"_id\": \"a\", \"text\": \"\xE4\xB8\"}\n");
     expect_parse_error([&] { read_all(bad_utf8, jsonl()); }, bad_utf8, 1,
                        "invalid UTF-8 at byte 23");
-    auto truncated = temp_file("trunc.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"te\n");
+    auto truncated =
+        temp_file("trunc.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"te\n");
     try {
         read_all(truncated, jsonl());
         FAIL();
@@ -299,7 +301,9 @@ TEST(JsonlReader, SkipBadCountsAndContinues) {
 }
 
 TEST(TopicsReader, TsvAndJsonl) {
-    auto t = temp_file("topics.tsv", "\xEF\xBB\xBF" "101\twhat is c++?\r\n\n102\t\nq3\t  \"quoted\" AND x:y\n");
+    auto t = temp_file("topics.tsv",
+                       "\xEF\xBB\xBF"
+                       "101\twhat is c++?\r\n\n102\t\nq3\t  \"quoted\" AND x:y\n");
     auto topics = plumb::index::read_topics(t);
     ASSERT_EQ(topics.size(), 3u);
     EXPECT_EQ(topics[0].id, "101");

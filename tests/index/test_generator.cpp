@@ -1,6 +1,5 @@
 // Synthetic corpus generator: determinism, counts, Zipf shape, qrels consistency, formats, CLI.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +36,6 @@ public:
     }
 };
 [[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
 
 fs::path temp_dir(const std::string& name) {
     auto dir = test_root() / name;
@@ -301,8 +299,7 @@ protected:
     std::string query_text(const QueryPlan& q, std::mt19937_64& rng) const override {
         return "tag " + CorpusGenerator::query_text(q, rng);
     }
-    std::vector<std::uint32_t> passage_words(std::uint64_t i,
-                                             std::mt19937_64& rng) const override {
+    std::vector<std::uint32_t> passage_words(std::uint64_t i, std::mt19937_64& rng) const override {
         auto words = CorpusGenerator::passage_words(i, rng);
         words.insert(words.begin(), 1);  // one more rank-1 word in every passage
         return words;
