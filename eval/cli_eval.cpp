@@ -31,13 +31,14 @@ constexpr const char* kUsage =
     "trec_eval options:\n"
     "  -q, --query_eval_wanted           per-query values as well as the summary\n"
     "  -m, --measure NAME[.PARAMS]       measure to compute (repeatable); cutoff lists as in\n"
-    "                                    -m P.5,10; 'official' = trec_eval's default set\n"
+    "                                    -m P.5,10; 'official' = trec_eval's default set,\n"
+    "                                    'all_trec' and 'set' as in trec_eval\n"
     "  -c, --complete_rel_info_wanted    average over all qrels queries (missing = 0)\n"
     "  -l, --level_for_rel NUM           minimum grade that is relevant (default 1)\n"
     "  -n, --nosummary                   no summary ('all') lines\n"
     "  -M, --Max_retrieved_per_topic NUM evaluate only the top NUM documents per query\n"
     "  -J, --Judged_docs_only            drop unjudged documents before evaluating\n"
-    "  -N, --Number_docs_in_coll NUM     accepted, unused by the measures plumb implements\n"
+    "  -N, --Number_docs_in_coll NUM     documents in the collection (for utility)\n"
     "  -R, --Rel_info_format qrels       only 'qrels' is supported\n"
     "  -T, --Results_format trec_results only 'trec_results' is supported\n"
     "  -h, --help                        this help;  -v, --version\n"
@@ -47,9 +48,12 @@ constexpr const char* kUsage =
     "  --trec-eval-9                     iprec_at_recall recall levels rounded as trec_eval 9\n"
     "                                    ((long)(x*R + 0.9)); default trec_eval 10 (lround)\n"
     "\n"
-    "Measures: runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank\n"
-    "iprec_at_recall P recall ndcg ndcg_cut map_cut success, and plumb's mrr_cut (MRR@k,\n"
-    "default k=10) and judged (share of the top k in the qrels, default k=10).\n";
+    "Measures: trec_eval's all_trec set (runid num_q num_ret num_rel num_rel_ret map gm_map\n"
+    "Rprec bpref recip_rank iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult\n"
+    "utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P\n"
+    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret), and\n"
+    "plumb's mrr_cut (MRR@k, default k=10) and judged (share of the top k in the qrels,\n"
+    "default k=10).\n";
 
 struct EvalArgs {
     std::vector<std::string> measures;
@@ -115,7 +119,7 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
         case 'l': a.options.relevance_level = parse_number("-l", value); break;
         case 'n': a.format_options.summary = false; break;
         case 'J': a.options.judged_docs_only = true; break;
-        case 'N': (void)parse_number("-N", value); break;
+        case 'N': a.options.num_docs_in_coll = parse_number("-N", value); break;
         case 'M': {
             long m = parse_number("-M", value);
             if (m < 0) throw ConfigError("option -M: must not be negative");

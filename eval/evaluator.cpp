@@ -102,9 +102,23 @@ void rank_items(std::vector<Item>& items) {
     }
 }
 
+/// m_relstring.c: the relevance values of the first `len` documents as characters.
+std::string make_relstring(const std::vector<long>& rels, long len) {
+    std::string out;
+    const std::size_t n = std::min(rels.size(), static_cast<std::size_t>(std::max(0L, len)));
+    for (std::size_t i = 0; i < n; ++i) {
+        const long r = rels[i];
+        out += r > 9 ? '>'
+                     : r >= 0 ? static_cast<char>('0' + r)
+                              : r == kNotInQrels ? '-' : r == kNegativeGrade ? '.' : '<';
+    }
+    return out;
+}
+
 /// Ranks `s.items` (unless `keep_order`) and fills `s.rels`, then computes the measures.
 void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures,
-                    const EvalOptions& opt, std::vector<double>& out, bool keep_order = false) {
+                    const EvalOptions& opt, std::vector<double>& out, bool keep_order = false,
+                    std::string* relstring = nullptr) {
     if (!keep_order) rank_items(s.items);
     const std::size_t n = std::min(s.items.size(), opt.max_docs_per_query);
     s.rels.clear();
@@ -119,8 +133,12 @@ void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures
     q.level_counts = qq.level_counts();
     q.relevance_level = opt.relevance_level;
     q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
+    q.num_docs_in_coll = opt.num_docs_in_coll;
     out.assign(measures.columns().size(), 0.0);
     measures.compute(q, out);
+    if (relstring && measures.relstring_length() >= 0) {
+        *relstring = make_relstring(s.rels, measures.relstring_length());
+    }
 }
 
 }  // namespace
@@ -147,13 +165,18 @@ EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const Measu
             q.rels = bogus;
             q.level_counts = qq->level_counts();
             q.relevance_level = opt.relevance_level;
-    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
+            q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
+            q.num_docs_in_coll = opt.num_docs_in_coll;
             QueryValues row;
             row.qid = qid;
             row.missing = true;
             row.values.assign(measures.columns().size(), 0.0);
             measures.compute(q, row.values);
+            // ... and also resets utility (and leaves relstring empty).
             if (num_ret_col >= 0) row.values[static_cast<std::size_t>(num_ret_col)] = 0.0;
+            for (std::size_t c = 0; c < row.values.size(); ++c) {
+                if (measures.columns()[c].name.rfind("utility", 0) == 0) row.values[c] = 0.0;
+            }
             rows.push_back(std::move(row));
         }
     }
@@ -199,8 +222,11 @@ Evaluator::Evaluator(std::shared_ptr<const Qrels> qrels, MeasureSet measures, Ev
     if (!m_qrels) throw InvalidArgument("Evaluator: qrels must not be null");
 }
 
-std::optional<std::vector<double>> Evaluator::evaluate_query(const RankedList& list) const {
-    const QueryQrels* qq = m_qrels->find(list.qid);
+namespace {
+/// Evaluates one in-memory list into `row`; false when the qrels do not know the query.
+bool evaluate_list(const RankedList& list, const Qrels& qrels, const MeasureSet& measures,
+                   const EvalOptions& opt, QueryValues& row) {
+    const QueryQrels* qq = qrels.find(list.qid);
     Scratch s;
     s.items.reserve(list.candidates.size());
     for (const auto& c : list.candidates) {
@@ -211,10 +237,17 @@ std::optional<std::vector<double>> Evaluator::evaluate_query(const RankedList& l
         throw InvalidArgument("ranked list of query '" + list.qid + "' holds document '" +
                               std::string(s.items[b].docid) + "' twice");
     }
-    if (!qq) return std::nullopt;
-    std::vector<double> out;
-    evaluate_items(*qq, s, m_measures, m_options, out, m_options.use_list_order);
-    return out;
+    if (!qq) return false;
+    row.qid = list.qid;
+    evaluate_items(*qq, s, measures, opt, row.values, opt.use_list_order, &row.relstring);
+    return true;
+}
+}  // namespace
+
+std::optional<std::vector<double>> Evaluator::evaluate_query(const RankedList& list) const {
+    QueryValues row;
+    if (!evaluate_list(list, *m_qrels, m_measures, m_options, row)) return std::nullopt;
+    return std::move(row.values);
 }
 
 EvalResult Evaluator::evaluate(const std::vector<RankedList>& lists) const {
@@ -224,9 +257,10 @@ EvalResult Evaluator::evaluate(const std::vector<RankedList>& lists) const {
         if (!seen.insert(list.qid).second) {
             throw InvalidArgument("query '" + list.qid + "' appears in more than one list");
         }
-        auto values = evaluate_query(list);
-        if (!values) continue;
-        rows.push_back({list.qid, std::move(*values), false});
+        QueryValues row;
+        if (evaluate_list(list, *m_qrels, m_measures, m_options, row)) {
+            rows.push_back(std::move(row));
+        }
     }
     return finish(std::move(rows), *m_qrels, m_measures, m_options, {});
 }
@@ -240,7 +274,7 @@ EvalResult Evaluator::evaluate_run(const Run& run) const {
         if (!qq) continue;
         QueryValues row;
         row.qid = block.qid;
-        evaluate_items(*qq, s, m_measures, m_options, row.values);
+        evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring);
         rows.push_back(std::move(row));
     }
     return finish(std::move(rows), *m_qrels, m_measures, m_options, run.run_id);
@@ -272,7 +306,7 @@ EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
         if (const QueryQrels* qq = m_qrels->find(block.qid)) {
             QueryValues row;
             row.qid = block.qid;
-            evaluate_items(*qq, s, m_measures, m_options, row.values);
+            evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring);
             rows.push_back(std::move(row));
         }
         if ((++blocks & 63) == 0) {

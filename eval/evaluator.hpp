@@ -47,6 +47,8 @@ struct EvalOptions {
     /// iprec_at_recall as trec_eval 9 computes it (see QueryJudgements::trec_eval_9_iprec);
     /// default: trec_eval 10.
     bool trec_eval_9_iprec = false;
+    /// -N: documents in the collection (used by `utility` only).
+    long num_docs_in_coll = 0;
     /// In-memory lists only (evaluate_query, evaluate): take the candidates in list order
     /// instead of re-ranking them by score (for lists reordered by a post-filter without
     /// rescoring). Default false: rank by score then docid, exactly as trec_eval would rank
@@ -59,6 +61,9 @@ struct QueryValues {
     std::string qid;
     std::vector<double> values;
     bool missing = false;  ///< query absent from the run (only with -c)
+    /// trec_eval's relstring (when selected): one character per top document: the grade 0-9,
+    /// '>' above 9, '-' not in the qrels, '.' negative grade (in the pool, unjudged).
+    std::string relstring;
 };
 
 /// Per-query values and summary of one run.

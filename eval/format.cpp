@@ -45,6 +45,11 @@ std::string format_text(const EvalResult& r, const FormatOptions& o) {
         for (const auto& q : r.queries) {
             for (std::size_t c = 0; c < r.columns.size(); ++c) {
                 if (!r.columns[c].per_query) continue;
+                if (r.columns[c].kind == ValueKind::Text) {  // m_relstring.c
+                    out += fmt::format("{:<22}\t{}\t'{}'\n", r.columns[c].name, q.qid,
+                                       q.relstring);
+                    continue;
+                }
                 text_line(out, r.columns[c].name, q.qid, q.values[c], r.columns[c].kind);
             }
         }
@@ -52,6 +57,7 @@ std::string format_text(const EvalResult& r, const FormatOptions& o) {
     if (o.summary) {
         if (r.has_runid) out += fmt::format("{:<22}\t{}\t{}\n", "runid", "all", r.run_id);
         for (std::size_t c = 0; c < r.columns.size(); ++c) {
+            if (r.columns[c].kind == ValueKind::Text) continue;  // per query only
             text_line(out, r.columns[c].name, "all", r.summary[c], r.columns[c].kind);
         }
     }
@@ -62,6 +68,8 @@ nlohmann::ordered_json json_value(double v, ValueKind kind) {
     if (kind == ValueKind::Long) return static_cast<long>(v);
     return v;
 }
+
+std::string csv_field(const std::string& s);
 
 std::string format_json(const EvalResult& r, const FormatOptions& o) {
     nlohmann::ordered_json j;
@@ -75,7 +83,11 @@ std::string format_json(const EvalResult& r, const FormatOptions& o) {
             nlohmann::ordered_json row = nlohmann::ordered_json::object();
             for (std::size_t c = 0; c < r.columns.size(); ++c) {
                 if (!r.columns[c].per_query) continue;
-                row[r.columns[c].name] = json_value(q.values[c], r.columns[c].kind);
+                if (r.columns[c].kind == ValueKind::Text) {
+                    row[r.columns[c].name] = q.relstring;
+                } else {
+                    row[r.columns[c].name] = json_value(q.values[c], r.columns[c].kind);
+                }
             }
             qs[q.qid] = row;
         }
@@ -84,6 +96,7 @@ std::string format_json(const EvalResult& r, const FormatOptions& o) {
     if (o.summary) {
         nlohmann::ordered_json all = nlohmann::ordered_json::object();
         for (std::size_t c = 0; c < r.columns.size(); ++c) {
+            if (r.columns[c].kind == ValueKind::Text) continue;
             all[r.columns[c].name] = json_value(r.summary[c], r.columns[c].kind);
         }
         j["all"] = all;
@@ -117,6 +130,11 @@ std::string format_csv(const EvalResult& r, const FormatOptions& o) {
         for (const auto& q : r.queries) {
             for (std::size_t c = 0; c < r.columns.size(); ++c) {
                 if (!r.columns[c].per_query) continue;
+                if (r.columns[c].kind == ValueKind::Text) {
+                    out += csv_field(r.columns[c].name) + "," + csv_field(q.qid) + "," +
+                           csv_field(q.relstring) + "\n";
+                    continue;
+                }
                 csv_line(out, r.columns[c].name, q.qid, q.values[c], r.columns[c].kind);
             }
         }
@@ -124,6 +142,7 @@ std::string format_csv(const EvalResult& r, const FormatOptions& o) {
     if (o.summary) {
         if (r.has_runid) out += "runid,all," + csv_field(r.run_id) + "\n";
         for (std::size_t c = 0; c < r.columns.size(); ++c) {
+            if (r.columns[c].kind == ValueKind::Text) continue;
             csv_line(out, r.columns[c].name, "all", r.summary[c], r.columns[c].kind);
         }
     }

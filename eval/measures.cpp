@@ -196,6 +196,22 @@ void m_recall(const QueryJudgements& q, Params p, double* out) {
         });
 }
 
+/// Precision at k relative to the best possible, rel / min(k, R) (m_rel_P.c).
+void m_relative_P(const QueryJudgements& q, Params p, double* out) {
+    const long num_rel = num_rel_of(q);
+    if (num_rel == 0) {
+        for (std::size_t c = 0; c < p.size(); ++c) out[c] = 0.0;
+        return;
+    }
+    long rel_so_far = 0;
+    walk_cutoffs(
+        q, p, [&](std::size_t i) { if (q.rels[i] >= q.relevance_level) ++rel_so_far; },
+        [&](std::size_t c) {
+            const long k = static_cast<long>(p[c]);
+            out[c] = static_cast<double>(rel_so_far) / static_cast<double>(std::min(k, num_rel));
+        });
+}
+
 /// Success at k (m_success.c).
 void m_success(const QueryJudgements& q, Params p, double* out) {
     long rel_so_far = 0;
@@ -224,43 +240,360 @@ void m_map_cut(const QueryJudgements& q, Params p, double* out) {
         [&](std::size_t c) { out[c] = sum / static_cast<double>(num_rel); });
 }
 
-/// nDCG over the whole list (m_ndcg.c with default gains: gain = grade; the relevance level
-/// is not used).
-void m_ndcg(const QueryJudgements& q, Params, double* out) {
-    const auto& counts = q.level_counts;
-    const long nlevels = static_cast<long>(counts.size());
-    auto gain = [&](long r) { return (r >= 0 && r < nlevels) ? static_cast<double>(r) : 0.0; };
-    double results_dcg = 0.0, ideal_dcg = 0.0;
-    long cur = nlevels - 1;
-    double ideal_gain = cur >= 0 ? static_cast<double>(cur) : 0.0;
-    long num_at_level = 0;
-    const long num_ret = num_ret_of(q);
-    long i = 0;
-    auto next_ideal = [&]() {
+/// trec_eval's ideal gain sequence with default gains (gain = grade): the gain of the next
+/// ideal document after each next() (setup_gains + the level walk of m_ndcg.c).
+struct IdealGains {
+    explicit IdealGains(std::span<const long> c)
+        : counts(c), cur(static_cast<long>(c.size()) - 1),
+          gain(cur >= 0 ? static_cast<double>(cur) : 0.0) {}
+    void next() {
         ++num_at_level;
         while (cur >= 0 && num_at_level > counts[static_cast<std::size_t>(cur)]) {
             num_at_level = 1;
             --cur;
-            ideal_gain = cur >= 0 ? static_cast<double>(cur) : 0.0;
+            gain = cur >= 0 ? static_cast<double>(cur) : 0.0;
         }
-    };
-    for (; i < num_ret && ideal_gain > 0.0; ++i) {
-        double g = gain(q.rels[static_cast<std::size_t>(i)]);
-        if (g != 0) results_dcg += g / std::log2(static_cast<double>(i + 2));
-        next_ideal();
-        if (ideal_gain > 0.0) ideal_dcg += ideal_gain / std::log2(static_cast<double>(i + 2));
+    }
+    std::span<const long> counts;
+    long cur;
+    double gain;
+    long num_at_level = 0;
+};
+
+/// Default gain of a retrieved document: its grade when it is a level of the qrels, else 0.
+double grade_gain(long r, const QueryJudgements& q) {
+    return (r >= 0 && r < static_cast<long>(q.level_counts.size())) ? static_cast<double>(r) : 0.0;
+}
+
+double log2_rank(long i) { return std::log2(static_cast<double>(i + 2)); }  // doc i has rank i+1
+
+/// DCG of the whole list and ideal DCG of all judged documents (m_ndcg.c; the relevance
+/// level is not used).
+void dcg_pair(const QueryJudgements& q, double& results_dcg, double& ideal_dcg) {
+    results_dcg = 0.0;
+    ideal_dcg = 0.0;
+    IdealGains ig(q.level_counts);
+    const long num_ret = num_ret_of(q);
+    long i = 0;
+    for (; i < num_ret && ig.gain > 0.0; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        if (g != 0) results_dcg += g / log2_rank(i);
+        ig.next();
+        if (ig.gain > 0.0) ideal_dcg += ig.gain / log2_rank(i);
     }
     for (; i < num_ret; ++i) {
-        double g = gain(q.rels[static_cast<std::size_t>(i)]);
-        if (g != 0) results_dcg += g / std::log2(static_cast<double>(i + 2));
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        if (g != 0) results_dcg += g / log2_rank(i);
     }
-    while (ideal_gain > 0.0) {
-        next_ideal();
-        if (ideal_gain > 0.0) ideal_dcg += ideal_gain / std::log2(static_cast<double>(i + 2));
+    while (ig.gain > 0.0) {
+        ig.next();
+        if (ig.gain > 0.0) ideal_dcg += ig.gain / log2_rank(i);
         ++i;
     }
+}
+
+/// nDCG over the whole list (m_ndcg.c with default gains: gain = grade).
+void m_ndcg(const QueryJudgements& q, Params, double* out) {
+    double results_dcg, ideal_dcg;
+    dcg_pair(q, results_dcg, ideal_dcg);
     out[0] = ideal_dcg > 0.0 ? results_dcg / ideal_dcg : 0.0;
 }
+
+void m_dcg(const QueryJudgements& q, Params, double* out) {
+    double results_dcg, ideal_dcg;
+    dcg_pair(q, results_dcg, ideal_dcg);
+    out[0] = results_dcg;
+}
+
+void m_ideal_dcg(const QueryJudgements& q, Params, double* out) {
+    double results_dcg, ideal_dcg;
+    dcg_pair(q, results_dcg, ideal_dcg);
+    out[0] = ideal_dcg;
+}
+
+/// nDCG averaged over the relevant documents (m_ndcg_rel.c).
+void m_ndcg_rel(const QueryJudgements& q, Params, double* out) {
+    double results_dcg = 0.0, ideal_dcg = 0.0, sum = 0.0;
+    long num_rel_ret = 0, num_rel = 0;
+    IdealGains ig(q.level_counts);
+    const long num_ret = num_ret_of(q);
+    long i = 0;
+    for (; i < num_ret && ig.gain > 0.0; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        if (g != 0) results_dcg += g / log2_rank(i);
+        ig.next();
+        if (ig.gain > 0.0) {
+            ++num_rel;
+            ideal_dcg += ig.gain / log2_rank(i);
+        }
+        if (g > 0) {
+            sum += results_dcg / ideal_dcg;
+            ++num_rel_ret;
+        }
+    }
+    for (; i < num_ret; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        if (g != 0) results_dcg += g / log2_rank(i);
+        if (g > 0) {
+            sum += results_dcg / ideal_dcg;
+            ++num_rel_ret;
+        }
+    }
+    while (ig.gain > 0.0) {
+        ig.next();
+        if (ig.gain > 0.0) {
+            ++num_rel;
+            ideal_dcg += ig.gain / log2_rank(i);
+        }
+        ++i;
+    }
+    out[0] = 0.0;
+    if (ideal_dcg <= 0.0) return;  // trec_eval: 0 * 0 / 0 = NaN, not > 0 -> 0
+    sum += static_cast<double>(num_rel - num_rel_ret) * results_dcg / ideal_dcg;
+    if (sum > 0.0) out[0] = sum / static_cast<double>(num_rel);
+}
+
+/// nDCG averaged at the ranks where the ideal gain changes (m_Rndcg.c).
+void m_Rndcg(const QueryJudgements& q, Params, double* out) {
+    out[0] = 0.0;
+    if (num_rel_of(q) == 0) return;
+    double results_dcg = 0.0, ideal_dcg = 0.0, sum = 0.0;
+    IdealGains ig(q.level_counts);
+    double old_gain = ig.gain;
+    long changes = 0;
+    const long num_ret = num_ret_of(q);
+    long i = 0;
+    auto boundary = [&]() {
+        if (old_gain != ig.gain) {
+            if (ideal_dcg > 0.0) {
+                sum += results_dcg / ideal_dcg;
+                ++changes;
+            }
+            old_gain = ig.gain;
+        }
+    };
+    for (; i < num_ret && ig.gain > 0.0; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        ig.next();
+        boundary();
+        if (g != 0) results_dcg += g / log2_rank(i);
+        if (ig.gain > 0.0) ideal_dcg += ig.gain / log2_rank(i);
+    }
+    if (i < num_ret) {
+        for (; i < num_ret; ++i) {
+            double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+            if (g != 0) results_dcg += g / log2_rank(i);
+        }
+        if (ideal_dcg > 0.0) {
+            sum += results_dcg / ideal_dcg;
+            ++changes;
+        }
+    }
+    while (ig.gain > 0.0) {
+        ig.next();
+        boundary();
+        if (ig.gain > 0.0) ideal_dcg += ig.gain / log2_rank(i);
+        ++i;
+    }
+    if (changes > 0) out[0] = sum / static_cast<double>(changes);
+}
+
+/// Normalized gain G (m_G.c).
+void m_G(const QueryJudgements& q, Params, double* out) {
+    double results_g = 0.0, sum_results = 0.0, sum_ideal = 0.0, sum_cost = 0.0;
+    const double min_cost = 1.0;
+    IdealGains ig(q.level_counts);
+    const long num_ret = num_ret_of(q);
+    long i = 0;
+    for (; i < num_ret && ig.gain > 0.0; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        sum_results += g;
+        ig.next();
+        if (ig.gain > 0.0) sum_ideal += ig.gain;
+        sum_cost += ig.gain >= min_cost ? ig.gain : min_cost;
+        if (g != 0) results_g += g / std::log2(2 + sum_cost - sum_results);
+    }
+    for (; i < num_ret; ++i) {
+        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        sum_results += g;
+        sum_cost += min_cost;
+        if (g != 0) results_g += g / std::log2(2 + sum_cost - sum_results);
+    }
+    while (ig.gain > 0.0) {
+        ig.next();
+        if (ig.gain > 0.0) sum_ideal += ig.gain;
+    }
+    out[0] = sum_ideal > 0.0 ? results_g / sum_ideal : 0.0;
+}
+
+/// Binary G (m_binG.c).
+void m_binG(const QueryJudgements& q, Params, double* out) {
+    long rel_so_far = 0;
+    double sum = 0.0;
+    const long n = num_ret_of(q);
+    for (long i = 0; i < n; ++i) {
+        if (q.rels[static_cast<std::size_t>(i)] >= q.relevance_level) {
+            ++rel_so_far;
+            sum += 1.0 / std::log2(static_cast<double>(3 + i - rel_so_far));
+        }
+    }
+    out[0] = rel_so_far ? sum / static_cast<double>(num_rel_of(q)) : 0.0;
+}
+
+/// Inferred AP (m_infap.c).
+void m_infAP(const QueryJudgements& q, Params, double* out) {
+    constexpr double kEps = 0.00001;  // INFAP_EPSILON
+    long nonrel_so_far = 0, rel_so_far = 0, unjudged_so_far = 0;
+    double inf_ap = 0.0;
+    const long n = num_ret_of(q);
+    for (long j = 0; j < n; ++j) {
+        const long r = q.rels[static_cast<std::size_t>(j)];
+        if (r == kNotInQrels) continue;
+        if (r == kNegativeGrade) {
+            ++unjudged_so_far;
+            continue;
+        }
+        if (r >= 0 && r < q.relevance_level) {
+            ++nonrel_so_far;
+        } else {
+            ++rel_so_far;
+            if (j == 0) {
+                inf_ap += 1.0;
+            } else {
+                const double fj = static_cast<double>(j);
+                inf_ap += 1.0 / (fj + 1.0) +
+                          (fj / (fj + 1.0)) *
+                              (static_cast<double>(rel_so_far - 1 + nonrel_so_far +
+                                                   unjudged_so_far) /
+                               fj) *
+                              ((static_cast<double>(rel_so_far - 1) + kEps) /
+                               (static_cast<double>(rel_so_far - 1 + nonrel_so_far) + 2 * kEps));
+            }
+        }
+    }
+    const long num_rel = num_rel_of(q);
+    if (num_rel) inf_ap /= static_cast<double>(num_rel);
+    out[0] = inf_ap;
+}
+
+/// Precision at multiples of R (m_Rprec_mult.c; recall multiples rounded as (long)(x*R + 0.9)).
+void m_Rprec_mult(const QueryJudgements& q, Params p, double* out) {
+    const long np = static_cast<long>(p.size());
+    for (long c = 0; c < np; ++c) out[c] = 0.0;
+    const long num_ret = num_ret_of(q), num_rel = num_rel_of(q), num_rel_ret = num_rel_ret_of(q);
+    std::vector<long> cut(p.size());
+    for (long c = 0; c < np; ++c) {
+        cut[static_cast<std::size_t>(c)] = static_cast<long>(
+            p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel) + 0.9);
+    }
+    long current = np - 1;
+    while (current >= 0 && cut[static_cast<std::size_t>(current)] > num_ret) {
+        out[current] = static_cast<double>(num_rel_ret) /
+                       static_cast<double>(cut[static_cast<std::size_t>(current)]);
+        --current;
+    }
+    long rel_so_far = num_rel_ret;
+    for (long i = num_ret; i > 0 && rel_so_far > 0; --i) {
+        const double precis = static_cast<double>(rel_so_far) / static_cast<double>(i);
+        while (current >= 0 && i == cut[static_cast<std::size_t>(current)]) {
+            out[current] = precis;
+            --current;
+        }
+        if (q.rels[static_cast<std::size_t>(i - 1)] >= q.relevance_level) --rel_so_far;
+    }
+}
+
+/// Set utility p1*a + p2*b + p3*c + p4*d (m_utility.c).
+void m_utility(const QueryJudgements& q, Params p, double* out) {
+    const double nrr = static_cast<double>(num_rel_ret_of(q));
+    const double nret = static_cast<double>(num_ret_of(q));
+    const double nrel = static_cast<double>(num_rel_of(q));
+    out[0] = p[0] * nrr + p[1] * (nret - nrr) + p[2] * (nrel - nrr) +
+             p[3] * (static_cast<double>(q.num_docs_in_coll) + nrr - nret - nrel);
+}
+
+/// Interpolated precision averaged over recall levels (m_11pt_avg.c).
+void m_11pt_avg(const QueryJudgements& q, Params p, double* out) {
+    out[0] = 0.0;
+    const long np = static_cast<long>(p.size());
+    const long num_ret = num_ret_of(q);
+    if (num_ret == 0 || np == 0) return;
+    const long num_rel = num_rel_of(q), num_rel_ret = num_rel_ret_of(q);
+    std::vector<long> cut(p.size());
+    for (long c = 0; c < np; ++c) {
+        const double x = p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel);
+        cut[static_cast<std::size_t>(c)] =
+            q.trec_eval_9_iprec ? static_cast<long>(x + 0.9) : std::lround(x);
+    }
+    long current = np - 1;
+    while (current >= 0 && cut[static_cast<std::size_t>(current)] > num_rel_ret) --current;
+    double precis = static_cast<double>(num_rel_ret) / static_cast<double>(num_ret);
+    double int_precis = precis, sum = 0.0;
+    long rel_so_far = num_rel_ret;
+    for (long i = num_ret; i > 0 && rel_so_far > 0; --i) {
+        precis = static_cast<double>(rel_so_far) / static_cast<double>(i);
+        if (int_precis < precis) int_precis = precis;
+        if (q.rels[static_cast<std::size_t>(i - 1)] >= q.relevance_level) {
+            while (current >= 0 && rel_so_far == cut[static_cast<std::size_t>(current)]) {
+                sum += int_precis;
+                --current;
+            }
+            --rel_so_far;
+        }
+    }
+    while (current >= 0) {
+        sum += int_precis;
+        --current;
+    }
+    out[0] = sum / static_cast<double>(np);
+}
+
+void m_set_P(const QueryJudgements& q, Params, double* out) {
+    const long nret = num_ret_of(q);
+    out[0] = nret ? static_cast<double>(num_rel_ret_of(q)) / static_cast<double>(nret) : 0.0;
+}
+
+void m_set_recall(const QueryJudgements& q, Params, double* out) {
+    const long nrel = num_rel_of(q);
+    out[0] = nrel ? static_cast<double>(num_rel_ret_of(q)) / static_cast<double>(nrel) : 0.0;
+}
+
+void m_set_relative_P(const QueryJudgements& q, Params, double* out) {
+    const long nret = num_ret_of(q), nrel = num_rel_of(q);
+    out[0] = (nret && nrel) ? static_cast<double>(num_rel_ret_of(q)) /
+                                  static_cast<double>(std::min(nret, nrel))
+                            : 0.0;
+}
+
+void m_set_map(const QueryJudgements& q, Params, double* out) {
+    const long nret = num_ret_of(q), nrel = num_rel_of(q);
+    const double nrr = static_cast<double>(num_rel_ret_of(q));
+    out[0] = (nret && nrel) ? nrr * nrr / (static_cast<double>(nret) * static_cast<double>(nrel))
+                            : 0.0;
+}
+
+/// F measure of the retrieved set, x = relative importance of recall (m_set_F.c).
+void m_set_F(const QueryJudgements& q, Params p, double* out) {
+    out[0] = 0.0;
+    const long nrr = num_rel_ret_of(q);
+    if (!nrr) return;
+    const double P = static_cast<double>(nrr) / static_cast<double>(num_ret_of(q));
+    const double R = static_cast<double>(nrr) / static_cast<double>(num_rel_of(q));
+    const double x = p[0];
+    out[0] = (x + 1.0) * P * R / (x * P + R);
+}
+
+/// Judged non-relevant documents retrieved (m_num_nonrel_judged_ret.c).
+void m_num_nonrel_judged_ret(const QueryJudgements& q, Params, double* out) {
+    long n = 0;
+    for (long r : q.rels) {
+        if (r >= 0 && r < q.relevance_level) ++n;
+    }
+    out[0] = static_cast<double>(n);
+}
+
+/// relstring is rendered by the evaluator (a string, not a number).
+void m_none(const QueryJudgements&, Params, double* out) { out[0] = 0.0; }
 
 /// nDCG at k (m_ndcg_cut.c): DCG of the top k over the ideal DCG of the top k.
 void m_ndcg_cut(const QueryJudgements& q, Params p, double* out) {
@@ -324,7 +657,14 @@ void m_judged(const QueryJudgements& q, Params p, double* out) {
 // Registry, in trec_eval's measure order (measures.c) with plumb's extras last.
 // ---------------------------------------------------------------------------------------------
 
-enum class ParamKind { None, LongCutoffs, DoubleCutoffs };
+/// How a measure takes parameters (trec_eval's init_meas kinds).
+enum class ParamKind {
+    None,           ///< none (parameters given anyway are ignored, as trec_eval does)
+    LongCutoffs,    ///< sorted distinct positive ranks, one column each: name_k
+    DoubleCutoffs,  ///< sorted distinct reals, one column each: name_%3.2f
+    DoubleParams,   ///< reals in the given order, one column: name, or name_<params as given>
+    GainPairs,      ///< level=gain pairs: only the default gains are supported
+};
 enum class Aggregate { None, Mean, Sum, Count, GeoMean };
 
 struct MeasureDef {
@@ -338,45 +678,81 @@ struct MeasureDef {
 };
 
 const std::vector<double> kStdCutoffs = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
+const std::vector<double> kRecallLevels = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5,
+                                           0.6, 0.7, 0.8, 0.9, 1.0};
 
 const std::vector<MeasureDef>& registry() {
+    using P = ParamKind;
+    using V = ValueKind;
+    using A = Aggregate;
     static const std::vector<MeasureDef> r = {
-        {"runid", ParamKind::None, {}, ValueKind::Float, Aggregate::None, false, nullptr},
-        {"num_q", ParamKind::None, {}, ValueKind::Long, Aggregate::Count, false, m_num_q},
-        {"num_ret", ParamKind::None, {}, ValueKind::Long, Aggregate::Sum, true, m_num_ret},
-        {"num_rel", ParamKind::None, {}, ValueKind::Long, Aggregate::Sum, true, m_num_rel},
-        {"num_rel_ret", ParamKind::None, {}, ValueKind::Long, Aggregate::Sum, true,
-         m_num_rel_ret},
-        {"map", ParamKind::None, {}, ValueKind::Float, Aggregate::Mean, true, m_map},
-        {"gm_map", ParamKind::None, {}, ValueKind::Float, Aggregate::GeoMean, false, m_map},
-        {"Rprec", ParamKind::None, {}, ValueKind::Float, Aggregate::Mean, true, m_Rprec},
-        {"bpref", ParamKind::None, {}, ValueKind::Float, Aggregate::Mean, true, m_bpref},
-        {"recip_rank", ParamKind::None, {}, ValueKind::Float, Aggregate::Mean, true,
-         m_recip_rank},
-        {"iprec_at_recall", ParamKind::DoubleCutoffs,
-         {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}, ValueKind::Float,
-         Aggregate::Mean, true, m_iprec_at_recall},
-        {"P", ParamKind::LongCutoffs, kStdCutoffs, ValueKind::Float, Aggregate::Mean, true, m_P},
-        {"recall", ParamKind::LongCutoffs, kStdCutoffs, ValueKind::Float, Aggregate::Mean, true,
-         m_recall},
-        {"ndcg", ParamKind::None, {}, ValueKind::Float, Aggregate::Mean, true, m_ndcg},
-        {"ndcg_cut", ParamKind::LongCutoffs, kStdCutoffs, ValueKind::Float, Aggregate::Mean,
-         true, m_ndcg_cut},
-        {"map_cut", ParamKind::LongCutoffs, kStdCutoffs, ValueKind::Float, Aggregate::Mean, true,
-         m_map_cut},
-        {"success", ParamKind::LongCutoffs, {1, 5, 10}, ValueKind::Float, Aggregate::Mean, true,
-         m_success},
-        {"mrr_cut", ParamKind::LongCutoffs, {10}, ValueKind::Float, Aggregate::Mean, true,
-         m_mrr_cut},
-        {"judged", ParamKind::LongCutoffs, {10}, ValueKind::Float, Aggregate::Mean, true,
-         m_judged},
+        {"runid", P::None, {}, V::Float, A::None, false, nullptr},
+        {"num_q", P::None, {}, V::Long, A::Count, false, m_num_q},
+        {"num_ret", P::None, {}, V::Long, A::Sum, true, m_num_ret},
+        {"num_rel", P::None, {}, V::Long, A::Sum, true, m_num_rel},
+        {"num_rel_ret", P::None, {}, V::Long, A::Sum, true, m_num_rel_ret},
+        {"map", P::None, {}, V::Float, A::Mean, true, m_map},
+        {"gm_map", P::None, {}, V::Float, A::GeoMean, false, m_map},
+        {"Rprec", P::None, {}, V::Float, A::Mean, true, m_Rprec},
+        {"bpref", P::None, {}, V::Float, A::Mean, true, m_bpref},
+        {"recip_rank", P::None, {}, V::Float, A::Mean, true, m_recip_rank},
+        {"iprec_at_recall", P::DoubleCutoffs, kRecallLevels, V::Float, A::Mean, true,
+         m_iprec_at_recall},
+        {"P", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_P},
+        {"relstring", P::DoubleParams, {10}, V::Text, A::None, true, m_none},
+        {"recall", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_recall},
+        {"infAP", P::None, {}, V::Float, A::Mean, true, m_infAP},
+        {"gm_bpref", P::None, {}, V::Float, A::GeoMean, false, m_bpref},
+        {"Rprec_mult", P::DoubleCutoffs, {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0},
+         V::Float, A::Mean, true, m_Rprec_mult},
+        {"utility", P::DoubleParams, {1.0, -1.0, 0.0, 0.0}, V::Float, A::Mean, true, m_utility},
+        {"11pt_avg", P::DoubleParams, kRecallLevels, V::Float, A::Mean, true, m_11pt_avg},
+        {"binG", P::None, {}, V::Float, A::Mean, true, m_binG},
+        {"G", P::GainPairs, {}, V::Float, A::Mean, true, m_G},
+        {"dcg", P::GainPairs, {}, V::Float, A::Mean, true, m_dcg},
+        {"ideal_dcg", P::GainPairs, {}, V::Float, A::Mean, true, m_ideal_dcg},
+        {"ndcg", P::GainPairs, {}, V::Float, A::Mean, true, m_ndcg},
+        {"ndcg_rel", P::GainPairs, {}, V::Float, A::Mean, true, m_ndcg_rel},
+        {"Rndcg", P::GainPairs, {}, V::Float, A::Mean, true, m_Rndcg},
+        {"ndcg_cut", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_ndcg_cut},
+        {"map_cut", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_map_cut},
+        {"relative_P", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_relative_P},
+        {"success", P::LongCutoffs, {1, 5, 10}, V::Float, A::Mean, true, m_success},
+        {"set_P", P::None, {}, V::Float, A::Mean, true, m_set_P},
+        {"set_relative_P", P::None, {}, V::Float, A::Mean, true, m_set_relative_P},
+        {"set_recall", P::None, {}, V::Float, A::Mean, true, m_set_recall},
+        {"set_map", P::None, {}, V::Float, A::Mean, true, m_set_map},
+        {"set_F", P::DoubleParams, {1.0}, V::Float, A::Mean, true, m_set_F},
+        {"num_nonrel_judged_ret", P::None, {}, V::Long, A::Sum, true, m_num_nonrel_judged_ret},
+        // plumb's measures
+        {"mrr_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_mrr_cut},
+        {"judged", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_judged},
     };
     return r;
 }
 
+// Nicknames (measures.c).
 const std::vector<std::string> kOfficial = {"runid", "num_q",      "num_ret",         "num_rel",
                                             "num_rel_ret", "map",  "gm_map",          "Rprec",
                                             "bpref", "recip_rank", "iprec_at_recall", "P"};
+const std::vector<std::string> kAllTrec = {
+    "runid",    "num_q",     "num_ret",    "num_rel",        "num_rel_ret", "map",
+    "gm_map",   "Rprec",     "bpref",      "recip_rank",     "iprec_at_recall", "P",
+    "relstring", "recall",   "infAP",      "gm_bpref",       "utility",     "11pt_avg",
+    "ideal_dcg", "dcg",      "ndcg",       "relative_P",     "Rprec_mult",  "success",
+    "map_cut",  "ndcg_cut",  "ndcg_rel",   "Rndcg",          "binG",        "G",
+    "set_P",    "set_recall", "set_relative_P", "set_map",   "set_F",
+    "num_nonrel_judged_ret"};
+const std::vector<std::string> kSet = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret",
+                                       "utility", "set_P", "set_recall", "set_relative_P",
+                                       "set_map", "set_F"};
+
+const std::vector<std::string>* nickname(std::string_view name) {
+    if (name == "official") return &kOfficial;
+    if (name == "all_trec") return &kAllTrec;
+    if (name == "set") return &kSet;
+    return nullptr;
+}
 
 long find_measure(std::string_view name) {
     const auto& r = registry();
@@ -433,6 +809,26 @@ std::vector<double> parse_cutoffs(const std::string& measure, const std::string&
     return out;
 }
 
+/// Comma-separated reals in the given order (trec_eval's get_double_params).
+std::vector<double> parse_params(const std::string& measure, const std::string& text) {
+    std::vector<double> out;
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t comma = text.find(',', start);
+        std::string_view item(text.data() + start,
+                              (comma == std::string::npos ? text.size() : comma) - start);
+        double v = 0;
+        if (!detail::parse_double(item, v)) {
+            throw ConfigError("measure '" + measure + "': parameter '" + std::string(item) +
+                              "' is not a number");
+        }
+        out.push_back(v);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
 std::string column_name(const MeasureDef& def, double param) {
     char buf[64];
     if (def.params == ParamKind::LongCutoffs) {
@@ -449,6 +845,8 @@ std::vector<std::string> MeasureSet::known_names() {
     std::vector<std::string> out;
     for (const auto& d : registry()) out.emplace_back(d.name);
     out.emplace_back("official");
+    out.emplace_back("all_trec");
+    out.emplace_back("set");
     return out;
 }
 
@@ -469,8 +867,8 @@ MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
             }
             params.emplace(name, p);
         }
-        if (name == "official") {
-            for (const auto& n : kOfficial) marked[static_cast<std::size_t>(find_measure(n))] = true;
+        if (const auto* nick = nickname(name)) {
+            for (const auto& n : *nick) marked[static_cast<std::size_t>(find_measure(n))] = true;
             continue;
         }
         long idx = find_measure(name);
@@ -491,19 +889,40 @@ MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
         sel.measure = i;
         sel.first_column = set.m_columns.size();
         auto it = params.find(def.name);
-        if (def.params == ParamKind::None) {
-            if (it != params.end() && std::string(def.name) == "ndcg") {
-                throw ConfigError("measure 'ndcg': custom gain parameters are not supported");
+        const bool given = it != params.end();
+        switch (def.params) {
+            case ParamKind::None:
+                set.m_columns.push_back({def.name, def.kind, def.per_query});
+                break;
+            case ParamKind::GainPairs:
+                if (given) {
+                    throw ConfigError(std::string("measure '") + def.name +
+                                      "': custom gain parameters are not supported");
+                }
+                set.m_columns.push_back({def.name, def.kind, def.per_query});
+                break;
+            case ParamKind::DoubleParams: {
+                sel.params = given ? parse_params(def.name, it->second) : def.defaults;
+                if (std::string(def.name) == "utility" && sel.params.size() != 4) {
+                    throw ConfigError("measure 'utility' needs 4 coefficients");
+                }
+                if (std::string(def.name) == "relstring") {
+                    set.m_relstring = std::max(0L, static_cast<long>(sel.params[0]));
+                }
+                std::string name = def.name;
+                if (given) name += "_" + it->second;
+                set.m_columns.push_back({name, def.kind, def.per_query});
+                break;
             }
-            set.m_columns.push_back({def.name, def.kind, def.per_query});
-        } else {
-            sel.params = it != params.end()
-                             ? parse_cutoffs(def.name, it->second,
-                                             def.params == ParamKind::LongCutoffs)
-                             : def.defaults;
-            for (double p : sel.params) {
-                set.m_columns.push_back({column_name(def, p), def.kind, def.per_query});
-            }
+            case ParamKind::LongCutoffs:
+            case ParamKind::DoubleCutoffs:
+                sel.params = given ? parse_cutoffs(def.name, it->second,
+                                                   def.params == ParamKind::LongCutoffs)
+                                   : def.defaults;
+                for (double p : sel.params) {
+                    set.m_columns.push_back({column_name(def, p), def.kind, def.per_query});
+                }
+                break;
         }
         set.m_selected.push_back(std::move(sel));
     }
@@ -534,7 +953,9 @@ std::vector<double> MeasureSet::summarize(const std::vector<std::vector<double>>
     std::vector<double> out(m_columns.size(), 0.0);
     for (const auto& sel : m_selected) {
         const MeasureDef& def = reg[sel.measure];
-        const std::size_t ncols = def.params == ParamKind::None ? 1 : sel.params.size();
+        const bool multi =
+            def.params == ParamKind::LongCutoffs || def.params == ParamKind::DoubleCutoffs;
+        const std::size_t ncols = multi ? sel.params.size() : 1;
         for (std::size_t c = sel.first_column; c < sel.first_column + ncols; ++c) {
             double sum = 0.0;
             switch (def.aggregate) {

@@ -26,11 +26,16 @@
 /// | mrr_cut.k         | (plumb) 1 / rank of the first relevant within the top k, else 0          |
 /// | judged.k          | (plumb) documents of the top k present in the qrels / k                  |
 ///
+/// The rest of trec_eval's `all_trec` set is implemented too (relstring, infAP, gm_bpref,
+/// Rprec_mult, utility, 11pt_avg, binG, G, dcg, ideal_dcg, ndcg_rel, Rndcg, relative_P, set_P,
+/// set_relative_P, set_recall, set_map, set_F, num_nonrel_judged_ret), following the m_*.c
+/// files of trec_eval 10; gain parameters (`ndcg.1=3,...`) are not supported.
+///
 /// nDCG uses the raw grade as gain for every grade > 0 regardless of the relevance level, as
 /// trec_eval does. Default cutoffs are trec_eval's: 5,10,15,20,30,100,200,500,1000 (P, recall,
 /// ndcg_cut, map_cut), 1,5,10 (success); plumb's mrr_cut and judged default to 10.
 /// Nicknames: `official` (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref
-/// recip_rank iprec_at_recall P: trec_eval's default set).
+/// recip_rank iprec_at_recall P: trec_eval's default set), `all_trec`, `set`.
 
 #include <cstdint>
 #include <span>
@@ -57,12 +62,15 @@ struct QueryJudgements {
     /// instead of trec_eval 10's lround(x * num_rel). The two differ when the fractional part
     /// of x * num_rel lies in (0.1, 0.5), e.g. x = 0.4 with 3 relevant documents.
     bool trec_eval_9_iprec = false;
+    /// trec_eval -N: documents in the collection (only `utility` uses it). Default 0.
+    long num_docs_in_coll = 0;
 };
 
 /// How a value is printed and summarised.
 enum class ValueKind {
     Float,   ///< printed "%6.4f"
     Long,    ///< printed "%ld"
+    Text,    ///< relstring: a per-query string (QueryValues::relstring), no summary
 };
 
 /// One output value of a measure ("P_5", "map", ...).
@@ -113,10 +121,14 @@ public:
         std::size_t first_column = 0;
     };
 
+    /// Length of `relstring` when selected (default 10), else -1.
+    long relstring_length() const noexcept { return m_relstring; }
+
 private:
     std::vector<Selected> m_selected;
     std::vector<Column> m_columns;
     bool m_runid = false;
+    long m_relstring = -1;
 };
 
 }  // namespace plumb::eval

@@ -488,3 +488,71 @@ TEST(Measures, AgreeWithNaiveReferenceOnRandomQueries) {
         }
     }
 }
+
+// The rest of trec_eval's all_trec set on one small query: relevant d1 d3 (R = 2), judged
+// non-relevant d2 (N = 1), ranking d1(R) d2(N) d3(R) x(not in the qrels).
+TEST(Measures, AllTrecExtras) {
+    auto q = std::make_shared<const Qrels>(
+        Qrels::parse("t 0 d1 1\nt 0 d2 0\nt 0 d3 1\nt 0 d9 -1\n"));
+    EvalOptions opt;
+    opt.num_docs_in_coll = 100;
+    Evaluator ev(q,
+                 MeasureSet::parse({"all_trec", "utility.1,-1,-0.5,0.01", "set_F.0.5"}), opt);
+    auto res = ev.evaluate({list("t", {{"d1", 4}, {"d2", 3}, {"d3", 2}, {"x", 1}})});
+    ASSERT_EQ(res.queries.size(), 1u);
+    const auto& row = res.queries[0];
+    auto v = [&](const std::string& name) {
+        long c = res.column_index(name);
+        EXPECT_GE(c, 0) << name;
+        return c < 0 ? -1.0 : row.values[static_cast<std::size_t>(c)];
+    };
+    EXPECT_EQ(row.relstring, "101-");
+    // infAP: rank 1 rel: +1; rank 3 rel (j = 2, one rel and one non-rel above):
+    // 1/3 + (2/3) * ((1 + 1 + 0) / 2) * ((1 + e) / (1 + 1 + 2e)) = 1/3 + 1/3; (1 + 2/3) / 2
+    EXPECT_NEAR(v("infAP"), 5.0 / 6, 1e-5);
+    // Rprec_mult: x*R + 0.9 truncated = 1,1,2,2,2,3,3,4,4,4 for x = 0.2..2.0; P@1 = 1,
+    // P@2 = 1/2, P@3 = 2/3, P@4 = 2/4
+    const double rm[] = {1, 1, 0.5, 0.5, 0.5, 2.0 / 3, 2.0 / 3, 0.5, 0.5, 0.5};
+    const char* rm_names[] = {"Rprec_mult_0.20", "Rprec_mult_0.40", "Rprec_mult_0.60",
+                              "Rprec_mult_0.80", "Rprec_mult_1.00", "Rprec_mult_1.20",
+                              "Rprec_mult_1.40", "Rprec_mult_1.60", "Rprec_mult_1.80",
+                              "Rprec_mult_2.00"};
+    for (int i = 0; i < 10; ++i) EXPECT_NEAR(v(rm_names[i]), rm[i], 1e-12) << rm_names[i];
+    // utility with a=2 rel ret, b=2 non-rel ret, c=0 rel not ret, d=100+2-4-2=96:
+    // 1*2 - 1*2 - 0.5*0 + 0.01*96 = 0.96
+    EXPECT_NEAR(v("utility_1,-1,-0.5,0.01"), 0.96, 1e-12);
+    // 11pt_avg: interpolated precision 1 for recall levels needing 1 rel (0 .. 0.7 with lround
+    // of 2x: 0,0,0,1,1,1,1,1,2,2,2 -> 8 levels), 2/3 for the 3 levels needing 2: (8 + 2) / 11
+    EXPECT_NEAR(v("11pt_avg"), 10.0 / 11, 1e-12);
+    // binG: 1/log2(3+0-1) + 1/log2(3+2-2) = 1 + 0.6309298, / R
+    EXPECT_NEAR(v("binG"), (1 + 1 / std::log2(3.0)) / 2, 1e-12);
+    // G: gains 1,0,1; ideal 1,1; cost 1,2,3 -> 1/log2(2+1-1) + 1/log2(2+3-2), / ideal sum 2
+    EXPECT_NEAR(v("G"), (1 + 1 / std::log2(3.0)) / 2, 1e-12);
+    EXPECT_NEAR(v("dcg"), 1.5, 1e-12);                         // 1 + 1/log2(4)
+    EXPECT_NEAR(v("ideal_dcg"), 1 + 1 / std::log2(3.0), 1e-12);  // 1.6309298
+    // ndcg_rel: ndcg at each relevant doc: 1/1 at rank 1, 1.5/1.6309298 at rank 3; / 2
+    EXPECT_NEAR(v("ndcg_rel"), (1 + 1.5 / (1 + 1 / std::log2(3.0))) / 2, 1e-12);
+    // Rndcg: the ideal gain changes once (after 2 docs): ndcg there = 1 / 1.6309298; the run
+    // continues past that point, so ndcg at the end (1.5 / 1.6309298) is averaged in too.
+    EXPECT_NEAR(v("Rndcg"), (1 / (1 + 1 / std::log2(3.0)) + 1.5 / (1 + 1 / std::log2(3.0))) / 2,
+                1e-12);
+    EXPECT_NEAR(v("relative_P_5"), 1.0, 1e-12);  // 2 / min(5, 2)
+    EXPECT_NEAR(v("set_P"), 0.5, 1e-12);         // 2 / 4
+    EXPECT_NEAR(v("set_recall"), 1.0, 1e-12);
+    EXPECT_NEAR(v("set_relative_P"), 1.0, 1e-12);  // 2 / min(4, 2)
+    EXPECT_NEAR(v("set_map"), 0.5, 1e-12);         // 2*2 / (4*2)
+    // set_F.0.5 (P = 0.5, R = 1): 1.5 * 0.5 * 1 / (0.5 * 0.5 + 1) = 0.6; its name carries the
+    // parameter, and as in trec_eval a measure is computed once, with the parameters given.
+    EXPECT_NEAR(v("set_F_0.5"), 0.6, 1e-12);
+    EXPECT_LT(res.column_index("set_F"), 0);
+    EXPECT_EQ(v("num_nonrel_judged_ret"), 1);
+    // gm_bpref: bpref = (1 + (1 - 1/1)) / 2 = 0.5, geometric mean of one query
+    EXPECT_NEAR(res.summary_value("gm_bpref"), 0.5, 1e-12);
+
+    FormatOptions fo;
+    fo.per_query = true;
+    fo.summary = false;
+    auto text = format_result(res, OutputFormat::Text, fo);
+    EXPECT_NE(text.find("relstring             \tt\t'101-'\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("gm_bpref"), std::string::npos);  // summary only
+}
