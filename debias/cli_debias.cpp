@@ -11,6 +11,7 @@
 #include "debias/balance.hpp"
 #include "debias/gender_scores.hpp"
 #include "debias/judgements.hpp"
+#include "debias/liwc.hpp"
 #include "debias/rotation.hpp"
 #include "debias/survivorship.hpp"
 #include "plugin/cli/command.hpp"
@@ -163,6 +164,35 @@ void run_balance(const BalanceArgs& a) {
     print_file(o.output_dir / "report.txt");
 }
 
+// ---- liwc ----------------------------------------------------------------------------------
+struct LiwcArgs {
+    std::string dic, corpus, index, format, run, output;
+    std::vector<std::string> categories;
+    std::size_t depth = 10;
+    bool skip_bad_dic = false, skip_bad = false, quiet = false;
+};
+
+void run_liwc(const LiwcArgs& a) {
+    auto dic = db::LiwcDictionary::load(a.dic, a.skip_bad_dic);
+    auto cats = db::resolve_categories(dic, a.categories);
+    db::PhiFileOptions o;
+    o.corpus = a.corpus;
+    o.index_dir = a.index;
+    o.corpus_format = a.format;
+    o.skip_bad = a.skip_bad;
+    if (!a.run.empty()) o.only_ids = db::run_top_docids(a.run, a.depth);
+    plumb::cli::ProgressBar bar("liwc", a.index.empty() ? "bytes" : "passages", !a.quiet);
+    auto s = db::write_phi_file(o, dic, cats, a.output, bar.callback());
+    bar.finish();
+    std::printf(
+        "dictionary: %zu categories, %zu words, %zu prefixes, %zu bad lines skipped\n"
+        "passages written: %llu, run passages not in the collection: %llu, bad corpus "
+        "lines skipped: %llu\nwrote %s\n",
+        dic.categories().size(), dic.exact_entries(), dic.prefix_entries(),
+        dic.skipped_lines().size(), static_cast<ull>(s.written), static_cast<ull>(s.missing),
+        static_cast<ull>(s.skipped_bad), a.output.c_str());
+}
+
 // ---- survivorship ---------------------------------------------------------------------------
 struct SurvivorshipArgs {
     std::string input, types, corpus, format, output;
@@ -310,6 +340,31 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_option("--output,-o", a->output, "Output directory")->required();
             c->add_flag("--quiet,-q", a->quiet, "No progress bar");
             c->callback([a] { run_balance(*a); });
+        }
+        {
+            auto a = std::make_shared<LiwcArgs>();
+            auto* c = debias.add_subcommand(
+                "liwc",
+                "LIWC category proportions phi(d) per passage (paper 001), in the category-vector "
+                "format the evaluator reads");
+            c->add_option("--dic", a->dic, "LIWC-format dictionary (.dic)")->required();
+            c->add_option("--categories", a->categories,
+                          "Categories (names or ids, comma-separated; default: all)")
+                ->delimiter(',');
+            auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
+            auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
+            corpus->excludes(index);
+            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+                ->check(CLI::IsMember({"tsv", "jsonl"}));
+            c->add_option("--run", a->run, "Only the passages in the top --depth of this TREC run");
+            c->add_option("--depth", a->depth, "Depth for --run")->capture_default_str();
+            c->add_flag("--skip-bad-dic-lines", a->skip_bad_dic,
+                        "Skip and count bad dictionary lines instead of failing");
+            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
+            c->add_option("--output,-o", a->output, "Output docid<TAB>phi... with a header")
+                ->required();
+            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            c->callback([a] { run_liwc(*a); });
         }
         {
             auto a = std::make_shared<SurvivorshipArgs>();

@@ -1,7 +1,9 @@
 #include "debias/judgements.hpp"
 
+#include <algorithm>
 #include <charconv>
 
+#include "eval/run.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -46,6 +48,21 @@ std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& pat
             reader.fail("duplicate key '" + key + "' (first on line " +
                         std::to_string(line_of[key]) + ")");
         line_of[key] = reader.line_number();
+    }
+    return out;
+}
+
+std::unordered_set<std::string> run_top_docids(const std::filesystem::path& run,
+                                               std::size_t depth) {
+    auto r = eval::read_run(run);
+    std::unordered_set<std::string> out;
+    for (auto& q : r.queries) {
+        auto docs = q.docs;
+        std::sort(docs.begin(), docs.end(), [&](const eval::RunDoc& a, const eval::RunDoc& b) {
+            if (a.score != b.score) return a.score > b.score;
+            return q.docid(a) > q.docid(b);
+        });
+        for (std::size_t i = 0; i < docs.size() && i < depth; ++i) out.emplace(q.docid(docs[i]));
     }
     return out;
 }

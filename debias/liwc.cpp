@@ -4,9 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
+#include "index/corpus.hpp"
+#include "index/passage_index.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -214,6 +217,76 @@ double cosine_similarity(const std::vector<double>& a, const std::vector<double>
     }
     if (na == 0 || nb == 0) return 0.0;
     return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+PhiFileStats write_phi_file(const PhiFileOptions& o, const LiwcDictionary& dic,
+                            const std::vector<int>& categories, const std::filesystem::path& output,
+                            const ProgressCallback& progress, const CancelToken* cancel) {
+    if (o.corpus.empty() == o.index_dir.empty())
+        throw InvalidArgument("give exactly one of a corpus or an index");
+    PhiFileStats stats;
+    AtomicFile out(output);
+    std::string header = "docid";
+    for (int id : categories)
+        for (const auto& c : dic.categories())
+            if (c.id == id) header += '\t' + c.name;
+    out.write(header + '\n');
+    auto emit = [&](const std::string& docid, std::string_view text) {
+        if (cancel && cancel->requested())
+            throw Error("phi computation cancelled; nothing written");
+        std::string row = docid;
+        char buf[32];
+        for (double v : liwc_phi(text, dic, categories)) {
+            std::snprintf(buf, sizeof buf, "\t%.17g", v);
+            row += buf;
+        }
+        row += '\n';
+        out.write(row);
+        stats.written++;
+    };
+    if (!o.corpus.empty()) {
+        index::CorpusReaderOptions ropts;
+        ropts.format = o.corpus_format.empty() ? index::detect_corpus_format(o.corpus)
+                                               : index::parse_corpus_format(o.corpus_format);
+        ropts.skip_bad = o.skip_bad;
+        index::CorpusReader reader(o.corpus, ropts);
+        index::Document doc;
+        std::unordered_set<std::string> seen;
+        while (reader.next(doc)) {
+            if (o.only_ids) {
+                if (!o.only_ids->count(doc.id) || !seen.insert(doc.id).second) continue;
+            }
+            emit(doc.id, doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+            if (progress && (stats.written & 4095) == 0)
+                progress(reader.bytes_read(), reader.size_bytes());
+        }
+        stats.skipped_bad = reader.skipped();
+        if (o.only_ids) stats.missing = o.only_ids->size() - seen.size();
+    } else {
+        auto idx = index::PassageIndex::open(o.index_dir);
+        if (o.only_ids) {
+            std::vector<std::string> ids(o.only_ids->begin(), o.only_ids->end());
+            std::sort(ids.begin(), ids.end());  // deterministic output order
+            std::uint64_t done = 0;
+            for (const auto& id : ids) {
+                auto doc = idx->find(id);
+                if (!doc)
+                    stats.missing++;
+                else
+                    emit(id, idx->text_at(*doc));
+                if (progress && (++done & 1023) == 0) progress(done, ids.size());
+            }
+        } else {
+            const std::uint64_t n = idx->size();
+            for (std::uint64_t d = 0; d < n; ++d) {
+                auto doc = static_cast<std::uint32_t>(d);
+                emit(std::string(idx->docid(doc)), idx->text_at(doc));
+                if (progress && ((d + 1) & 4095) == 0) progress(d + 1, n);
+            }
+        }
+    }
+    out.commit();
+    return stats;
 }
 
 }  // namespace plumb::debias

@@ -29,7 +29,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include "plugin/progress.hpp"
 
 namespace plumb::debias {
 
@@ -80,5 +83,30 @@ std::vector<int> resolve_categories(const LiwcDictionary& dic,
 
 /// Cosine similarity; 0 when either vector is all zeros. Throws InvalidArgument on size mismatch.
 double cosine_similarity(const std::vector<double>& a, const std::vector<double>& b);
+
+struct PhiFileOptions {
+    std::filesystem::path corpus;     ///< one of corpus / index_dir
+    std::string corpus_format;        ///< empty = by extension
+    bool skip_bad = false;            ///< corpus: skip malformed lines
+    std::filesystem::path index_dir;  ///< a committed plumb passage index
+    /// When set, only these passages (e.g. the top-k of a run); with an index they are looked up
+    /// directly instead of scanning. Ids absent from the collection are counted as missing.
+    std::optional<std::unordered_set<std::string>> only_ids;
+};
+
+struct PhiFileStats {
+    std::uint64_t written = 0;
+    std::uint64_t missing = 0;  ///< only_ids not found in the collection
+    std::uint64_t skipped_bad = 0;
+};
+
+/// Writes φ of every passage (or of only_ids) in eval's category-vector format
+/// (eval::read_category_vectors): a header `docid<TAB><category name>...`, then
+/// `docid<TAB>φ_1...` ("%.17g"). Streams the corpus; atomic output. With only_ids and a corpus,
+/// a duplicate id is written once. Throws IoError, ParseError, IndexError, InvalidArgument.
+PhiFileStats write_phi_file(const PhiFileOptions& options, const LiwcDictionary& dic,
+                            const std::vector<int>& categories, const std::filesystem::path& output,
+                            const ProgressCallback& progress = {},
+                            const CancelToken* cancel = nullptr);
 
 }  // namespace plumb::debias

@@ -71,3 +71,19 @@ TEST(CliDebias, BadInputExitsWithOneAndNamesTheLine) {
     auto [rc2, out2] = run(cli() + " debias rotate -q --output " + q(dir / "o.tsv"));
     EXPECT_EQ(rc2, 1) << out2;  // neither --corpus nor --triples
 }
+
+TEST(CliDebias, LiwcWritesCategoryVectorsAndRejectsABadDictionary) {
+    auto dir = temp_dir();
+    write(dir / "t.dic", "%\n1\tposemo\n2\tsocial\n%\nhapp*\t1\nfriend\t2\n");
+    write(dir / "c.tsv", "d1\thappy friend x y\n");
+    auto [rc, out] = run(cli() + " debias liwc -q --dic " + q(dir / "t.dic") + " --corpus " +
+                         q(dir / "c.tsv") + " --output " + q(dir / "phi.tsv"));
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_EQ(lines(dir / "phi.tsv"),
+              (std::vector<std::string>{"docid\tposemo\tsocial", "d1\t0.25\t0.25"}));
+    write(dir / "bad.dic", "%\n1\tposemo\n%\nkind of\t1\n");
+    auto [rc2, out2] = run(cli() + " debias liwc -q --dic " + q(dir / "bad.dic") + " --corpus " +
+                           q(dir / "c.tsv") + " --output " + q(dir / "phi2.tsv"));
+    EXPECT_EQ(rc2, 1);
+    EXPECT_NE(out2.find("bad.dic:4"), std::string::npos) << out2;
+}

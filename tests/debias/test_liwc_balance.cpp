@@ -4,9 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "debias/balance.hpp"
+#include "debias/judgements.hpp"
 #include "debias/liwc.hpp"
 #include "debias_test_util.hpp"
 #include "eval/bias_metrics.hpp"
+#include "index/index_builder.hpp"
 #include "plugin/error.hpp"
 
 namespace db = plumb::debias;
@@ -229,4 +231,40 @@ TEST(Balance, BadInputsFailCleanly) {
     EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);  // no ratios
     o.ratios = {-1};
     EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);
+}
+
+TEST(Liwc, PhiFileFromCorpusIndexAndRunTopK) {
+    auto dir = temp_dir();
+    auto dic = db::LiwcDictionary::parse(kDic, "t.dic");
+    auto cats = db::resolve_categories(dic, {"posemo", "social"});
+    auto corpus = write(dir / "c.tsv", "a\tHappy friends, hate it!\nb\tnothing\nc\tgood good\n");
+    db::PhiFileOptions o;
+    o.corpus = corpus;
+    auto s = db::write_phi_file(o, dic, cats, dir / "phi.tsv");
+    EXPECT_EQ(s.written, 3u);
+    auto cv = plumb::eval::read_category_vectors(dir / "phi.tsv");
+    EXPECT_EQ(cv.categories, (std::vector<std::string>{"posemo", "social"}));
+    EXPECT_EQ(cv.vectors["a"], (std::vector<double>{0.25, 0.25}));
+    EXPECT_EQ(cv.vectors["b"], (std::vector<double>{0.0, 0.0}));
+    EXPECT_EQ(cv.vectors["c"], (std::vector<double>{1.0, 0.0}));
+
+    // Top-1 of each query of a run (score descending): q1 -> c, q2 -> a; "zz" is unknown.
+    auto run =
+        write(dir / "run.txt", "q1 Q0 a 1 1.5 r\nq1 Q0 c 2 2.5 r\nq2 Q0 a 1 9 r\nq3 Q0 zz 1 1 r\n");
+    auto ids = db::run_top_docids(run, 1);
+    EXPECT_EQ(ids, (std::unordered_set<std::string>{"a", "c", "zz"}));
+    o.only_ids = ids;
+    s = db::write_phi_file(o, dic, cats, dir / "phi_top.tsv");
+    EXPECT_EQ(s.written, 2u);
+    EXPECT_EQ(s.missing, 1u);
+
+    plumb::index::build_index(corpus, dir / "idx");
+    o.corpus.clear();
+    o.index_dir = dir / "idx";
+    s = db::write_phi_file(o, dic, cats, dir / "phi_idx.tsv");
+    EXPECT_EQ(s.written, 2u);
+    EXPECT_EQ(s.missing, 1u);
+    EXPECT_EQ(lines(dir / "phi_idx.tsv"), lines(dir / "phi_top.tsv"));  // sorted ids a, c
+    o.index_dir.clear();
+    EXPECT_THROW(db::write_phi_file(o, dic, cats, dir / "x.tsv"), plumb::InvalidArgument);
 }
