@@ -132,6 +132,23 @@ TEST(CorpusGenerator, ConfigValidation) {
     EXPECT_THROW(CorpusGenerator{c}, plumb::InvalidArgument);
 }
 
+TEST(CorpusGenerator, TinyCollectionsTerminate) {
+    // More queries than passages, and a vocabulary barely larger than the topic words.
+    GeneratorConfig c;
+    c.passages = 1;
+    c.queries = 3;
+    c.vocab = 10;
+    CorpusGenerator g(c);
+    auto qrels = g.qrels();
+    ASSERT_EQ(qrels.size(), 3u);  // one judged passage (the only one) per query
+    for (const auto& j : qrels) {
+        EXPECT_EQ(j.docid, "0");
+        EXPECT_EQ(j.grade, 3);
+    }
+    EXPECT_EQ(g.topics().size(), 3u);
+    EXPECT_FALSE(g.passage(0).text.empty());
+}
+
 TEST(CorpusGenerator, VocabularyIsDistinctAndStemmerSafe) {
     auto c = small_config();
     c.vocab = 20000;
