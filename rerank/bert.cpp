@@ -333,16 +333,18 @@ BertModel::BertModel(HfConfig config, BertHeads heads, std::uint64_t seed)
         emb->word_embeddings->weight[c.pad_token_id].zero_();
     }
     if (c.model_type == ModelType::DistilBert && c.sinusoidal_pos_embds) {
-        auto w = emb->position_embeddings->weight;
         const auto dim = c.hidden_size;
+        std::vector<float> table(static_cast<std::size_t>(c.max_position_embeddings * dim));
         for (std::int64_t pos = 0; pos < c.max_position_embeddings; ++pos) {
             for (std::int64_t j = 0; j < dim; ++j) {
                 double angle = static_cast<double>(pos) /
                                std::pow(10000.0, 2.0 * static_cast<double>(j / 2) /
                                                      static_cast<double>(dim));
-                w[pos][j] = (j % 2 == 0) ? std::sin(angle) : std::cos(angle);
+                table[static_cast<std::size_t>(pos * dim + j)] =
+                    static_cast<float>((j % 2 == 0) ? std::sin(angle) : std::cos(angle));
             }
         }
+        set_parameter("embeddings.position_embeddings.weight", table);
     }
     for (const auto& m : *m_impl->net->encoder->layer) m->as<detail::BertLayer>()->refresh_fused();
 }

@@ -357,3 +357,28 @@ TEST(LengthGroupedBatches, GroupsByDecreasingLengthAndCoversAll) {
     EXPECT_EQ(length_grouped_batches(lengths, 0).size(), 5u);
     EXPECT_TRUE(length_grouped_batches({}, 4).empty());
 }
+
+TEST(BertModelInit, DistilBertSinusoidalPositions) {
+    HfConfig c;
+    c.model_type = ModelType::DistilBert;
+    c.type_vocab_size = 0;
+    c.vocab_size = 20;
+    c.hidden_size = 6;
+    c.num_hidden_layers = 1;
+    c.num_attention_heads = 2;
+    c.intermediate_size = 8;
+    c.max_position_embeddings = 4;
+    c.sinusoidal_pos_embds = true;
+    BertModel m(c);
+    auto w = m.parameter("embeddings.position_embeddings.weight");
+    ASSERT_EQ(w.size(), 24u);
+    // Row pos, column j: sin (j even) / cos (j odd) of pos / 10000^(2 floor(j/2) / 6).
+    EXPECT_NEAR(w[0 * 6 + 0], 0.0, 1e-7);
+    EXPECT_NEAR(w[0 * 6 + 1], 1.0, 1e-7);
+    EXPECT_NEAR(w[1 * 6 + 0], std::sin(1.0), 1e-6);
+    EXPECT_NEAR(w[1 * 6 + 1], std::cos(1.0), 1e-6);
+    EXPECT_NEAR(w[3 * 6 + 2], std::sin(3.0 / std::pow(10000.0, 2.0 / 6)), 1e-6);
+    EXPECT_NEAR(w[3 * 6 + 5], std::cos(3.0 / std::pow(10000.0, 4.0 / 6)), 1e-6);
+    EXPECT_FALSE(m.has_parameter("embeddings.token_type_embeddings.weight"));
+    EXPECT_EQ(m.parameter("embeddings.word_embeddings.weight")[0], 0.0f);  // [PAD] row zeroed
+}
