@@ -34,9 +34,17 @@ fs::path temp_file(const std::string& name, const std::string& content) {
 
 EvalResult result_of(const std::vector<double>& values) {
     EvalResult r;
-    r.columns.push_back(Column{"map", ValueKind::Float, true});
-    for (std::size_t i = 0; i < values.size(); ++i)
-        r.queries.push_back(QueryValues{"q" + std::to_string(i + 1), {values[i]}, false});
+    Column c;
+    c.name = "map";
+    c.kind = ValueKind::Float;
+    c.per_query = true;
+    r.columns.push_back(c);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        QueryValues q;  // member-wise: robust to fields added to QueryValues
+        q.qid = "q" + std::to_string(i + 1);
+        q.values = {values[i]};
+        r.queries.push_back(q);
+    }
     double sum = 0;
     for (double v : values) sum += v;
     r.summary.push_back(sum / static_cast<double>(values.size()));
