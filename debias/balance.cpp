@@ -11,7 +11,6 @@
 #include <unordered_set>
 
 #include "debias/answer_positions.hpp"
-#include "debias/judgements.hpp"
 #include "debias/plot.hpp"
 #include "debias/rotation.hpp"
 #include "plugin/error.hpp"
@@ -44,10 +43,38 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& path) {
+std::unordered_map<std::string, char> read_gendered_queries(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::unordered_map<std::string, char> out;
+    std::unordered_map<std::string, std::uint64_t> line_of;
+    std::string_view line;
+    std::vector<std::string_view> f;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        split(line, '\t', f);
+        if (f.size() != 2) reader.fail("expected 'qid<TAB>f|m|n'");
+        auto qid = trim(f[0]);
+        auto label = trim(f[1]);
+        if (qid.empty()) reader.fail("empty qid");
+        if (label != "f" && label != "m" && label != "n")
+            reader.fail("label must be f, m or n, got '" + std::string(label) + "'");
+        if (label == "n") continue;
+        auto [it, inserted] = line_of.emplace(std::string(qid), reader.line_number());
+        if (!inserted)
+            reader.fail("duplicate qid '" + std::string(qid) + "' (first on line " +
+                        std::to_string(it->second) + ")");
+        out.emplace(std::string(qid), label[0]);
+    }
+    return out;
+}
+
+std::vector<GeneratedPair> read_generated_pairs(
+    const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep,
+    std::size_t* total) {
     LineReader reader(path);
     std::vector<GeneratedPair> out;
     std::unordered_map<std::string, std::uint64_t> seen;
+    if (total) *total = 0;
     std::string_view line;
     std::vector<std::string_view> f;
     while (reader.next(line)) {
@@ -68,6 +95,8 @@ std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& pat
                 std::to_string(f.size()) + " fields");
         }
         if (p.qid.empty() || p.docid.empty()) reader.fail("empty qid or docid");
+        if (total) ++*total;
+        if (keep && !keep(p.qid)) continue;
         auto [it, inserted] = seen.emplace(p.qid, reader.line_number());
         if (!inserted)
             reader.fail("duplicate qid '" + p.qid + "' (first on line " +
@@ -168,26 +197,20 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         for (const auto& c : dic.categories())
             if (c.id == id) rep.categories.push_back(c.name);
 
-    auto pairs = read_generated_pairs(o.pairs);
-    rep.pairs = pairs.size();
-    auto labels = read_tsv_map(o.query_gender);
+    auto labels = read_gendered_queries(o.query_gender);
+    std::size_t total_pairs = 0;
+    auto pairs = read_generated_pairs(
+        o.pairs, [&](std::string_view qid) { return labels.count(std::string(qid)) > 0; },
+        &total_pairs);
+    rep.pairs = total_pairs;
     std::vector<char> gender(pairs.size(), 'n');
     std::vector<std::vector<double>> phi(pairs.size());
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-        auto it = labels.find(pairs[i].qid);
-        if (it != labels.end()) {
-            if (it->second != "f" && it->second != "m" && it->second != "n")
-                throw ParseError(o.query_gender.string(), 0,
-                                 "label of query '" + pairs[i].qid + "' is '" + it->second +
-                                     "', expected f, m or n");
-            gender[i] = it->second[0];
-        }
-        if (gender[i] != 'n')
-            phi[i] = liwc_phi(pairs[i].passage, dic, cats);
-        else
-            phi[i].assign(cats.size(), 0.0);
+        gender[i] = labels.at(pairs[i].qid);
+        phi[i] = liwc_phi(pairs[i].passage, dic, cats);
     }
     rep.match = match_cross_gender(pairs, gender, phi, progress, cancel);
+    rep.match.neutral_or_unlabelled = total_pairs - pairs.size();
 
     // The training set: count examples and check its shape.
     std::size_t fields_expected = 0;
@@ -211,8 +234,6 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         }
     }
     std::filesystem::create_directories(o.output_dir);
-    std::string train_text = read_file(o.train);
-    if (!train_text.empty() && train_text.back() != '\n') train_text += '\n';
 
     for (double r : o.ratios) {
         RatioOutput out;
@@ -224,7 +245,15 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         for (auto i : chosen) (gender[i] == 'f' ? out.added_female : out.added_male)++;
         out.file = o.output_dir / ("train_r" + fmt_g(r) + ".tsv");
         AtomicFile file(out.file);
-        file.write(train_text);
+        {  // the original training set, streamed (blank lines dropped)
+            LineReader train(o.train);
+            std::string_view line;
+            while (train.next(line)) {
+                if (trim(line).empty()) continue;
+                file.write(line);
+                file.write("\n");
+            }
+        }
         std::mt19937_64 gen(o.seed ^ fnv1a64("balance-negatives") ^ fnv1a64(fmt_g(r)));
         for (auto i : chosen) {
             std::string line = pairs[i].query + '\t' + pairs[i].passage;

@@ -5,7 +5,8 @@
 /// Inputs: generated (query, passage) pairs, a gender label per query (f/m/n, e.g. from
 /// `plumb debias query-gender`), a LIWC dictionary and chosen categories, and the original
 /// training set. Procedure (the paper gives the idea, not every detail; our choices are marked):
-///  1. φ(d) of every passage of a female or male query (liwc_phi); neutral queries are ignored.
+///  1. φ(d) of every passage of a female or male query (liwc_phi); neutral and unlabelled queries
+///     are ignored (and not kept in memory).
 ///     Queries whose φ is all zeros cannot be compared by cosine and are left out of matching
 ///     (counted as `unmatchable`). (choice)
 ///  2. Matching (paper §2.2: "for each query in one gender identity, we identify a matching query
@@ -27,7 +28,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "debias/liwc.hpp"
@@ -43,8 +47,18 @@ struct GeneratedPair {
     std::string passage;
 };
 
-/// Reads generated pairs (3 or 4 TAB-separated fields; duplicate qids are a ParseError).
-std::vector<GeneratedPair> read_generated_pairs(const std::filesystem::path& path);
+/// Reads generated pairs (3 or 4 TAB-separated fields). Every line is validated; when `keep` is
+/// given only pairs whose qid it accepts are stored (streaming: memory grows with the kept pairs
+/// only) and `total`, when given, receives the number of pairs read. A duplicate qid among the
+/// stored pairs is a ParseError naming both lines.
+std::vector<GeneratedPair> read_generated_pairs(
+    const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep = {},
+    std::size_t* total = nullptr);
+
+/// Reads query gender labels `qid<TAB>f|m|n`, keeping the f and m ones (neutral queries are not
+/// matched, so they are not stored). A label other than f/m/n, a wrong field count or a
+/// duplicate f/m qid is a ParseError naming file and line.
+std::unordered_map<std::string, char> read_gendered_queries(const std::filesystem::path& path);
 
 struct Match {
     std::size_t female = 0;  ///< index into the pairs

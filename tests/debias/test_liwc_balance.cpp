@@ -174,6 +174,8 @@ TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
     // phi: f1 (2/3,0,1/3), f2 (0,1,0), m1 (1/3,0,2/3), m2 (0,1/2,0).
     // f1 <-> m1 (cosine (4/9)/(5/9) = 0.8) and f2 <-> m2 (cosine 1) match each other.
     ASSERT_EQ(rep.match.matches.size(), 2u);
+    EXPECT_EQ(rep.pairs, 5u);
+    EXPECT_EQ(rep.match.neutral_or_unlabelled, 1u);
     ASSERT_EQ(rep.outputs.size(), 2u);
     EXPECT_EQ(rep.outputs[0].target, 2u);  // round(0.25 * 8)
     EXPECT_EQ(rep.outputs[0].added, 2u);
@@ -222,6 +224,20 @@ TEST(Balance, BadInputsFailCleanly) {
         FAIL();
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 2u);
+    }
+    write(dir / "g.tsv", "a\tf\nb\tx\n");
+    try {
+        db::read_gendered_queries(dir / "g.tsv");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 2u);
+    }
+    write(dir / "g2.tsv", "a\tf\nb\tn\nb\tn\na\tm\n");  // neutral repeats are not kept
+    try {
+        db::read_gendered_queries(dir / "g2.tsv");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 4u);
     }
     write(dir / "p2.tsv", "only\ttwo\n");
     EXPECT_THROW(db::read_generated_pairs(dir / "p2.tsv"), plumb::ParseError);
