@@ -8,16 +8,16 @@
 // (getrusage). Goal (issue 3): >= 2 M lines/s, memory ~ one query's lines + qrels.
 //
 //   bench_eval [--queries 10000] [--docs 1000] [--dir DIR] [--keep]
-#include <CLI/CLI.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "eval/evaluator.hpp"
 
@@ -110,14 +110,12 @@ int main(int argc, char** argv) {
         generate(run, qrels, queries, docs);
         const double lines = static_cast<double>(queries) * static_cast<double>(docs);
         const double mb = static_cast<double>(fs::file_size(run)) / 1e6;
-        std::printf("generated %.0f run lines (%.0f MB) in %.1f s\n", lines, mb,
-                    seconds_since(t0));
+        std::printf("generated %.0f run lines (%.0f MB) in %.1f s\n", lines, mb, seconds_since(t0));
         std::printf("raw read of the run file (page cache): %.0f MB/s\n", raw_read_mb_s(run));
 
-        const std::vector<std::string> measures = {"map",    "P.10",       "recall.1000",
-                                                   "ndcg",   "ndcg_cut.10", "recip_rank",
-                                                   "Rprec",  "bpref",      "mrr_cut.10",
-                                                   "success.10"};
+        const std::vector<std::string> measures = {
+            "map",        "P.10",  "recall.1000", "ndcg",       "ndcg_cut.10",
+            "recip_rank", "Rprec", "bpref",       "mrr_cut.10", "success.10"};
         auto t1 = Clock::now();
         auto q = std::make_shared<const plumb::eval::Qrels>(plumb::eval::Qrels::load(qrels));
         const double t_qrels = seconds_since(t1);
@@ -129,13 +127,14 @@ int main(int argc, char** argv) {
         const double c_eval = cpu_seconds() - c2;
 
         std::printf("qrels: %zu judgements loaded in %.3f s\n", q->num_judgements(), t_qrels);
-        std::printf("evaluate_run (parse + rank + 10 measures, 1 core): %.2f s, %.2f M lines/s, "
-                    "%.0f MB/s  [goal >= 2 M lines/s: %s]\n",
-                    t_eval, lines / t_eval / 1e6, mb / t_eval,
-                    lines / t_eval >= 2e6 ? "met" : "NOT met");
-        std::printf("  CPU time %.2f s -> %.2f M lines/s per core busy (wall time also counts waiting "
-                    "for a shared CPU)\n",
-                    c_eval, lines / c_eval / 1e6);
+        std::printf(
+            "evaluate_run (parse + rank + 10 measures, 1 core): %.2f s, %.2f M lines/s, "
+            "%.0f MB/s  [goal >= 2 M lines/s: %s]\n",
+            t_eval, lines / t_eval / 1e6, mb / t_eval, lines / t_eval >= 2e6 ? "met" : "NOT met");
+        std::printf(
+            "  CPU time %.2f s -> %.2f M lines/s per core busy (wall time also counts waiting "
+            "for a shared CPU)\n",
+            c_eval, lines / c_eval / 1e6);
         std::printf("queries evaluated: %zu; map %.4f, ndcg_cut_10 %.4f, mrr_cut_10 %.4f\n",
                     result.queries.size(), result.summary_value("map"),
                     result.summary_value("ndcg_cut_10"), result.summary_value("mrr_cut_10"));

@@ -4,11 +4,12 @@
 // scripts written for trec_eval work unchanged: short options may be bundled or take attached
 // values (-q -c -mmap -l2 -M100 -qc), long options may be abbreviated to a unique prefix and
 // take `=value`, options and the two files may come in any order, `--` ends options.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "eval/detail_parse.hpp"
@@ -111,15 +112,33 @@ long parse_number(const std::string& opt, const std::string& value) {
 
 void apply(EvalArgs& a, char opt, const std::string& value) {
     switch (opt) {
-        case 'h': a.help = true; break;
-        case 'v': a.version = true; break;
-        case 'q': a.format_options.per_query = true; break;
-        case 'm': a.measures.push_back(value); break;
-        case 'c': a.options.complete = true; break;
-        case 'l': a.options.relevance_level = parse_number("-l", value); break;
-        case 'n': a.format_options.summary = false; break;
-        case 'J': a.options.judged_docs_only = true; break;
-        case 'N': a.options.num_docs_in_coll = parse_number("-N", value); break;
+        case 'h':
+            a.help = true;
+            break;
+        case 'v':
+            a.version = true;
+            break;
+        case 'q':
+            a.format_options.per_query = true;
+            break;
+        case 'm':
+            a.measures.push_back(value);
+            break;
+        case 'c':
+            a.options.complete = true;
+            break;
+        case 'l':
+            a.options.relevance_level = parse_number("-l", value);
+            break;
+        case 'n':
+            a.format_options.summary = false;
+            break;
+        case 'J':
+            a.options.judged_docs_only = true;
+            break;
+        case 'N':
+            a.options.num_docs_in_coll = parse_number("-N", value);
+            break;
         case 'M': {
             long m = parse_number("-M", value);
             if (m < 0) throw ConfigError("option -M: must not be negative");
@@ -133,17 +152,26 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
             break;
         case 'T':
             if (value != "trec_results") {
-                throw ConfigError("-T " + value +
-                                  ": only the 'trec_results' format is supported");
+                throw ConfigError("-T " + value + ": only the 'trec_results' format is supported");
             }
             break;
-        case 'o': break;  // obsolete in trec_eval 9 too
-        case 'D': throw ConfigError("-D (trec_eval debug output) is not supported");
-        case 'Z': throw ConfigError("-Z (z-scores) is not supported");
-        case 'f': a.format = value; break;
-        case 'O': a.output = value; break;
-        case '9': a.options.trec_eval_9_iprec = true; break;
-        default: throw ConfigError(std::string("unknown option -") + opt);
+        case 'o':
+            break;  // obsolete in trec_eval 9 too
+        case 'D':
+            throw ConfigError("-D (trec_eval debug output) is not supported");
+        case 'Z':
+            throw ConfigError("-Z (z-scores) is not supported");
+        case 'f':
+            a.format = value;
+            break;
+        case 'O':
+            a.output = value;
+            break;
+        case '9':
+            a.options.trec_eval_9_iprec = true;
+            break;
+        default:
+            throw ConfigError(std::string("unknown option -") + opt);
     }
 }
 
@@ -180,13 +208,11 @@ EvalArgs parse_args(const std::vector<std::string>& args) {
             if (matches > 1) throw ConfigError("ambiguous option --" + name);
             if (match->has_arg && !has_value) {
                 if (i + 1 >= args.size()) {
-                    throw ConfigError(std::string("option --") + match->name +
-                                      " requires a value");
+                    throw ConfigError(std::string("option --") + match->name + " requires a value");
                 }
                 value = args[++i];
             } else if (!match->has_arg && has_value) {
-                throw ConfigError(std::string("option --") + match->name +
-                                  " takes no value");
+                throw ConfigError(std::string("option --") + match->name + " takes no value");
             }
             apply(a, match->short_name, value);
             continue;
@@ -236,7 +262,8 @@ void run_eval(const std::vector<std::string>& raw) {
                           " file argument(s)\n" + kUsage);
     }
     const OutputFormat format = parse_output_format(a.format);
-    MeasureSet measures = a.measures.empty() ? MeasureSet::official() : MeasureSet::parse(a.measures);
+    MeasureSet measures =
+        a.measures.empty() ? MeasureSet::official() : MeasureSet::parse(a.measures);
     auto qrels = std::make_shared<const Qrels>(Qrels::load(a.files[0]));
     Evaluator evaluator(qrels, std::move(measures), a.options);
 
@@ -245,7 +272,8 @@ void run_eval(const std::vector<std::string>& raw) {
     auto size = a.files[1] == "-" ? 0 : std::filesystem::file_size(a.files[1], ec);
     const bool show = ::isatty(2) && !ec && size > (256u << 20);
     cli::ProgressBar bar("eval", "bytes", show);
-    EvalResult result = evaluator.evaluate_run(a.files[1], show ? bar.callback() : ProgressCallback{});
+    EvalResult result =
+        evaluator.evaluate_run(a.files[1], show ? bar.callback() : ProgressCallback{});
     bar.finish();
     if (result.queries.empty()) {
         throw Error("no queries with both results and relevance info (qrels " + a.files[0] +

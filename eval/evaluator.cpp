@@ -44,8 +44,9 @@ double EvalResult::summary_value(std::string_view name) const {
 }
 
 const QueryValues* EvalResult::query(std::string_view qid) const noexcept {
-    auto it = std::lower_bound(queries.begin(), queries.end(), qid,
-                               [](const QueryValues& q, std::string_view id) { return q.qid < id; });
+    auto it =
+        std::lower_bound(queries.begin(), queries.end(), qid,
+                         [](const QueryValues& q, std::string_view id) { return q.qid < id; });
     return (it != queries.end() && it->qid == qid) ? &*it : nullptr;
 }
 
@@ -108,9 +109,11 @@ std::string make_relstring(const std::vector<long>& rels, long len) {
     const std::size_t n = std::min(rels.size(), static_cast<std::size_t>(std::max(0L, len)));
     for (std::size_t i = 0; i < n; ++i) {
         const long r = rels[i];
-        out += r > 9 ? '>'
-                     : r >= 0 ? static_cast<char>('0' + r)
-                              : r == kNotInQrels ? '-' : r == kNegativeGrade ? '.' : '<';
+        out += r > 9                 ? '>'
+               : r >= 0              ? static_cast<char>('0' + r)
+               : r == kNotInQrels    ? '-'
+               : r == kNegativeGrade ? '.'
+                                     : '<';
     }
     return out;
 }
@@ -205,9 +208,9 @@ void load_block(const RunQuery& block, const std::string& file, Scratch& s) {
     auto [a, b] = find_duplicate(s);
     if (b != std::string_view::npos) {
         throw ParseError(file, s.items[b].line,
-                         "duplicate document '" + std::string(s.items[b].docid) +
-                             "' for query '" + block.qid + "' (first at line " +
-                             std::to_string(s.items[a].line) + ")");
+                         "duplicate document '" + std::string(s.items[b].docid) + "' for query '" +
+                             block.qid + "' (first at line " + std::to_string(s.items[a].line) +
+                             ")");
     }
 }
 
@@ -322,7 +325,8 @@ EvalResult evaluate_files(const std::filesystem::path& qrels, const std::filesys
                           const std::vector<std::string>& measure_specs,
                           const EvalOptions& options) {
     auto q = std::make_shared<const Qrels>(Qrels::load(qrels));
-    MeasureSet m = measure_specs.empty() ? MeasureSet::official() : MeasureSet::parse(measure_specs);
+    MeasureSet m =
+        measure_specs.empty() ? MeasureSet::official() : MeasureSet::parse(measure_specs);
     Evaluator ev(std::move(q), std::move(m), options);
     return ev.evaluate_run(run);
 }

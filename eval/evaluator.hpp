@@ -68,7 +68,7 @@ struct QueryValues {
 
 /// Per-query values and summary of one run.
 struct EvalResult {
-    std::vector<Column> columns;       ///< output columns (see MeasureSet::columns)
+    std::vector<Column> columns;  ///< output columns (see MeasureSet::columns)
     bool has_runid = false;
     std::string run_id;                ///< tag of the run (last line's), empty for lists
     std::vector<QueryValues> queries;  ///< evaluated queries, byte-wise qid order
@@ -107,8 +107,7 @@ public:
     /// Evaluates a run file ("-" = standard input). Throws IoError, ParseError (file:line) for
     /// malformed lines, non-numeric scores and duplicate (qid, docid) pairs. `progress` gets
     /// (bytes read, file size). Stops with plumb::Error("cancelled") when `cancel` is set.
-    EvalResult evaluate_run(const std::filesystem::path& run,
-                            const ProgressCallback& progress = {},
+    EvalResult evaluate_run(const std::filesystem::path& run, const ProgressCallback& progress = {},
                             const CancelToken* cancel = nullptr) const;
 
     /// Evaluates a run already in memory (from read_run()).

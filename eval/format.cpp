@@ -1,8 +1,8 @@
 #include "eval/format.hpp"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
@@ -27,8 +27,7 @@ void text_line(std::string& out, const std::string& name, const std::string& qid
         n = std::snprintf(buf, sizeof buf, "%-22s\t%s\t%ld\n", name.c_str(), qid.c_str(),
                           static_cast<long>(value));
     } else {
-        n = std::snprintf(buf, sizeof buf, "%-22s\t%s\t%6.4f\n", name.c_str(), qid.c_str(),
-                          value);
+        n = std::snprintf(buf, sizeof buf, "%-22s\t%s\t%6.4f\n", name.c_str(), qid.c_str(), value);
     }
     if (n >= 0 && static_cast<std::size_t>(n) < sizeof buf) {
         out.append(buf, static_cast<std::size_t>(n));
@@ -46,8 +45,7 @@ std::string format_text(const EvalResult& r, const FormatOptions& o) {
             for (std::size_t c = 0; c < r.columns.size(); ++c) {
                 if (!r.columns[c].per_query) continue;
                 if (r.columns[c].kind == ValueKind::Text) {  // m_relstring.c
-                    out += fmt::format("{:<22}\t{}\t'{}'\n", r.columns[c].name, q.qid,
-                                       q.relstring);
+                    out += fmt::format("{:<22}\t{}\t'{}'\n", r.columns[c].name, q.qid, q.relstring);
                     continue;
                 }
                 text_line(out, r.columns[c].name, q.qid, q.values[c], r.columns[c].kind);

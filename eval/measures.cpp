@@ -177,7 +177,10 @@ void walk_cutoffs(const QueryJudgements& q, Params p, OnRel on_rel, AtCut at) {
 void m_P(const QueryJudgements& q, Params p, double* out) {
     long rel_so_far = 0;
     walk_cutoffs(
-        q, p, [&](std::size_t i) { if (q.rels[i] >= q.relevance_level) ++rel_so_far; },
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
+        },
         [&](std::size_t c) { out[c] = static_cast<double>(rel_so_far) / p[c]; });
 }
 
@@ -190,7 +193,10 @@ void m_recall(const QueryJudgements& q, Params p, double* out) {
     }
     long rel_so_far = 0;
     walk_cutoffs(
-        q, p, [&](std::size_t i) { if (q.rels[i] >= q.relevance_level) ++rel_so_far; },
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
+        },
         [&](std::size_t c) {
             out[c] = static_cast<double>(rel_so_far) / static_cast<double>(num_rel);
         });
@@ -205,7 +211,10 @@ void m_relative_P(const QueryJudgements& q, Params p, double* out) {
     }
     long rel_so_far = 0;
     walk_cutoffs(
-        q, p, [&](std::size_t i) { if (q.rels[i] >= q.relevance_level) ++rel_so_far; },
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
+        },
         [&](std::size_t c) {
             const long k = static_cast<long>(p[c]);
             out[c] = static_cast<double>(rel_so_far) / static_cast<double>(std::min(k, num_rel));
@@ -216,7 +225,10 @@ void m_relative_P(const QueryJudgements& q, Params p, double* out) {
 void m_success(const QueryJudgements& q, Params p, double* out) {
     long rel_so_far = 0;
     walk_cutoffs(
-        q, p, [&](std::size_t i) { if (q.rels[i] >= q.relevance_level) ++rel_so_far; },
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
+        },
         [&](std::size_t c) { out[c] = rel_so_far ? 1.0 : 0.0; });
 }
 
@@ -244,7 +256,8 @@ void m_map_cut(const QueryJudgements& q, Params p, double* out) {
 /// ideal document after each next() (setup_gains + the level walk of m_ndcg.c).
 struct IdealGains {
     explicit IdealGains(std::span<const long> c)
-        : counts(c), cur(static_cast<long>(c.size()) - 1),
+        : counts(c),
+          cur(static_cast<long>(c.size()) - 1),
           gain(cur >= 0 ? static_cast<double>(cur) : 0.0) {}
     void next() {
         ++num_at_level;
@@ -461,13 +474,13 @@ void m_infAP(const QueryJudgements& q, Params, double* out) {
                 inf_ap += 1.0;
             } else {
                 const double fj = static_cast<double>(j);
-                inf_ap += 1.0 / (fj + 1.0) +
-                          (fj / (fj + 1.0)) *
-                              (static_cast<double>(rel_so_far - 1 + nonrel_so_far +
-                                                   unjudged_so_far) /
-                               fj) *
-                              ((static_cast<double>(rel_so_far - 1) + kEps) /
-                               (static_cast<double>(rel_so_far - 1 + nonrel_so_far) + 2 * kEps));
+                inf_ap +=
+                    1.0 / (fj + 1.0) +
+                    (fj / (fj + 1.0)) *
+                        (static_cast<double>(rel_so_far - 1 + nonrel_so_far + unjudged_so_far) /
+                         fj) *
+                        ((static_cast<double>(rel_so_far - 1) + kEps) /
+                         (static_cast<double>(rel_so_far - 1 + nonrel_so_far) + 2 * kEps));
             }
         }
     }
@@ -483,8 +496,8 @@ void m_Rprec_mult(const QueryJudgements& q, Params p, double* out) {
     const long num_ret = num_ret_of(q), num_rel = num_rel_of(q), num_rel_ret = num_rel_ret_of(q);
     std::vector<long> cut(p.size());
     for (long c = 0; c < np; ++c) {
-        cut[static_cast<std::size_t>(c)] = static_cast<long>(
-            p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel) + 0.9);
+        cut[static_cast<std::size_t>(c)] =
+            static_cast<long>(p[static_cast<std::size_t>(c)] * static_cast<double>(num_rel) + 0.9);
     }
     long current = np - 1;
     while (current >= 0 && cut[static_cast<std::size_t>(current)] > num_ret) {
@@ -568,8 +581,8 @@ void m_set_relative_P(const QueryJudgements& q, Params, double* out) {
 void m_set_map(const QueryJudgements& q, Params, double* out) {
     const long nret = num_ret_of(q), nrel = num_rel_of(q);
     const double nrr = static_cast<double>(num_rel_ret_of(q));
-    out[0] = (nret && nrel) ? nrr * nrr / (static_cast<double>(nret) * static_cast<double>(nrel))
-                            : 0.0;
+    out[0] =
+        (nret && nrel) ? nrr * nrr / (static_cast<double>(nret) * static_cast<double>(nrel)) : 0.0;
 }
 
 /// F measure of the retrieved set, x = relative importance of recall (m_set_F.c).
@@ -649,7 +662,10 @@ void m_mrr_cut(const QueryJudgements& q, Params p, double* out) {
 void m_judged(const QueryJudgements& q, Params p, double* out) {
     long judged = 0;
     walk_cutoffs(
-        q, p, [&](std::size_t i) { if (q.rels[i] != kNotInQrels) ++judged; },
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] != kNotInQrels) ++judged;
+        },
         [&](std::size_t c) { out[c] = static_cast<double>(judged) / p[c]; });
 }
 
@@ -678,8 +694,7 @@ struct MeasureDef {
 };
 
 const std::vector<double> kStdCutoffs = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
-const std::vector<double> kRecallLevels = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5,
-                                           0.6, 0.7, 0.8, 0.9, 1.0};
+const std::vector<double> kRecallLevels = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 
 const std::vector<MeasureDef>& registry() {
     using P = ParamKind;
@@ -703,8 +718,13 @@ const std::vector<MeasureDef>& registry() {
         {"recall", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_recall},
         {"infAP", P::None, {}, V::Float, A::Mean, true, m_infAP},
         {"gm_bpref", P::None, {}, V::Float, A::GeoMean, false, m_bpref},
-        {"Rprec_mult", P::DoubleCutoffs, {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0},
-         V::Float, A::Mean, true, m_Rprec_mult},
+        {"Rprec_mult",
+         P::DoubleCutoffs,
+         {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0},
+         V::Float,
+         A::Mean,
+         true,
+         m_Rprec_mult},
         {"utility", P::DoubleParams, {1.0, -1.0, 0.0, 0.0}, V::Float, A::Mean, true, m_utility},
         {"11pt_avg", P::DoubleParams, kRecallLevels, V::Float, A::Mean, true, m_11pt_avg},
         {"binG", P::None, {}, V::Float, A::Mean, true, m_binG},
@@ -732,20 +752,22 @@ const std::vector<MeasureDef>& registry() {
 }
 
 // Nicknames (measures.c).
-const std::vector<std::string> kOfficial = {"runid", "num_q",      "num_ret",         "num_rel",
-                                            "num_rel_ret", "map",  "gm_map",          "Rprec",
-                                            "bpref", "recip_rank", "iprec_at_recall", "P"};
+const std::vector<std::string> kOfficial = {
+    "runid",  "num_q", "num_ret", "num_rel",    "num_rel_ret",     "map",
+    "gm_map", "Rprec", "bpref",   "recip_rank", "iprec_at_recall", "P"};
 const std::vector<std::string> kAllTrec = {
-    "runid",    "num_q",     "num_ret",    "num_rel",        "num_rel_ret", "map",
-    "gm_map",   "Rprec",     "bpref",      "recip_rank",     "iprec_at_recall", "P",
-    "relstring", "recall",   "infAP",      "gm_bpref",       "utility",     "11pt_avg",
-    "ideal_dcg", "dcg",      "ndcg",       "relative_P",     "Rprec_mult",  "success",
-    "map_cut",  "ndcg_cut",  "ndcg_rel",   "Rndcg",          "binG",        "G",
-    "set_P",    "set_recall", "set_relative_P", "set_map",   "set_F",
-    "num_nonrel_judged_ret"};
-const std::vector<std::string> kSet = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret",
-                                       "utility", "set_P", "set_recall", "set_relative_P",
-                                       "set_map", "set_F"};
+    "runid",          "num_q",      "num_ret",         "num_rel",
+    "num_rel_ret",    "map",        "gm_map",          "Rprec",
+    "bpref",          "recip_rank", "iprec_at_recall", "P",
+    "relstring",      "recall",     "infAP",           "gm_bpref",
+    "utility",        "11pt_avg",   "ideal_dcg",       "dcg",
+    "ndcg",           "relative_P", "Rprec_mult",      "success",
+    "map_cut",        "ndcg_cut",   "ndcg_rel",        "Rndcg",
+    "binG",           "G",          "set_P",           "set_recall",
+    "set_relative_P", "set_map",    "set_F",           "num_nonrel_judged_ret"};
+const std::vector<std::string> kSet = {"runid",          "num_q",   "num_ret", "num_rel",
+                                       "num_rel_ret",    "utility", "set_P",   "set_recall",
+                                       "set_relative_P", "set_map", "set_F"};
 
 const std::vector<std::string>* nickname(std::string_view name) {
     if (name == "official") return &kOfficial;

@@ -46,7 +46,7 @@
 namespace plumb::eval {
 
 /// Relevance value of a retrieved document, as in trec_eval's results_rel_list.
-inline constexpr long kNotInQrels = -1;   ///< not in the qrels of the query (trec_eval NONPOOL)
+inline constexpr long kNotInQrels = -1;     ///< not in the qrels of the query (trec_eval NONPOOL)
 inline constexpr long kNegativeGrade = -2;  ///< in the qrels with a negative grade (UNJUDGED)
 
 /// Everything a measure sees of one query.
@@ -68,14 +68,14 @@ struct QueryJudgements {
 
 /// How a value is printed and summarised.
 enum class ValueKind {
-    Float,   ///< printed "%6.4f"
-    Long,    ///< printed "%ld"
-    Text,    ///< relstring: a per-query string (QueryValues::relstring), no summary
+    Float,  ///< printed "%6.4f"
+    Long,   ///< printed "%ld"
+    Text,   ///< relstring: a per-query string (QueryValues::relstring), no summary
 };
 
 /// One output value of a measure ("P_5", "map", ...).
 struct Column {
-    std::string name;       ///< trec_eval's printed name: measure, or measure_cutoff
+    std::string name;  ///< trec_eval's printed name: measure, or measure_cutoff
     ValueKind kind = ValueKind::Float;
     bool per_query = true;  ///< printed per query with -q (false for num_q, gm_map)
 };
@@ -116,8 +116,8 @@ public:
     static std::vector<std::string> known_names();
 
     struct Selected {
-        std::size_t measure = 0;      ///< index in the registry
-        std::vector<double> params;   ///< cutoffs (ranks, or recall levels for iprec_at_recall)
+        std::size_t measure = 0;     ///< index in the registry
+        std::vector<double> params;  ///< cutoffs (ranks, or recall levels for iprec_at_recall)
         std::size_t first_column = 0;
     };
 

@@ -172,8 +172,8 @@ void parse_qrels_line(Qrels& qrels, std::string_view line, const std::string& na
         q.add(f[0], f[2], grade);
     } catch (const InvalidArgument&) {
         throw ParseError(name, line_no,
-                         "duplicate judgement for query '" + std::string(f[0]) +
-                             "', document '" + std::string(f[2]) + "'");
+                         "duplicate judgement for query '" + std::string(f[0]) + "', document '" +
+                             std::string(f[2]) + "'");
     }
 }
 

@@ -62,8 +62,8 @@ private:
     };
     void grow();
     std::string m_qid;
-    std::string m_arena;        // concatenated docids
-    std::vector<Slot> m_slots;  // power-of-two open addressing table
+    std::string m_arena;                 // concatenated docids
+    std::vector<Slot> m_slots;           // power-of-two open addressing table
     std::vector<std::uint32_t> m_order;  // slot index of each judgement in insertion order
     std::size_t m_count = 0;
     std::vector<long> m_levels;

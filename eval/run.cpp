@@ -37,7 +37,8 @@ bool parse_run_line(std::string_view line, const std::string& name, std::uint64_
     if (n < 6) {
         throw ParseError(name, line_no,
                          "malformed run line: expected 6 fields 'qid Q0 docid rank score tag', "
-                         "got " + std::to_string(n));
+                         "got " +
+                             std::to_string(n));
     }
     if (!detail::parse_double(f[4], out.score)) {
         throw ParseError(name, line_no, "score is not a number: '" + std::string(f[4]) + "'");

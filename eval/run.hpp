@@ -73,8 +73,8 @@ private:
 
 /// A whole run grouped by qid.
 struct Run {
-    std::string name;    ///< file name, for error messages
-    std::string run_id;  ///< tag of the last line
+    std::string name;               ///< file name, for error messages
+    std::string run_id;             ///< tag of the last line
     std::vector<RunQuery> queries;  ///< in order of first appearance; lines in file order
 };
 

@@ -70,10 +70,10 @@ double value(const Evaluator& ev, const RankedList& l, const std::string& name) 
     return (*v)[static_cast<std::size_t>(c)];
 }
 
-const std::vector<std::string> kAll = {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec",
-                                       "bpref", "recip_rank", "iprec_at_recall", "P.2,5,10",
-                                       "recall.5,10", "ndcg", "ndcg_cut.3,10", "map_cut.2,10",
-                                       "success.1,5", "mrr_cut.1,2,10", "judged.5,10"};
+const std::vector<std::string> kAll = {
+    "num_ret",      "num_rel",         "num_rel_ret",    "map",         "Rprec", "bpref",
+    "recip_rank",   "iprec_at_recall", "P.2,5,10",       "recall.5,10", "ndcg",  "ndcg_cut.3,10",
+    "map_cut.2,10", "success.1,5",     "mrr_cut.1,2,10", "judged.5,10"};
 
 }  // namespace
 
@@ -472,19 +472,18 @@ TEST(Measures, AgreeWithNaiveReferenceOnRandomQueries) {
         naive.push_back(nq);
         lists.push_back(l);
     }
-    Evaluator ev(std::make_shared<const Qrels>(std::move(qrels)),
-                 MeasureSet::parse({"num_ret", "num_rel", "num_rel_ret", "map", "bpref",
-                                    "recip_rank", "Rprec", "P.1,3,10,100", "recall.1,3,10,100",
-                                    "success.1,3,10,100", "ndcg", "ndcg_cut.1,3,10,100",
-                                    "mrr_cut.1,3,10,100"}));
+    Evaluator ev(
+        std::make_shared<const Qrels>(std::move(qrels)),
+        MeasureSet::parse({"num_ret", "num_rel", "num_rel_ret", "map", "bpref", "recip_rank",
+                           "Rprec", "P.1,3,10,100", "recall.1,3,10,100", "success.1,3,10,100",
+                           "ndcg", "ndcg_cut.1,3,10,100", "mrr_cut.1,3,10,100"}));
     const auto& cols = ev.measures().columns();
     for (std::size_t i = 0; i < lists.size(); ++i) {
         auto got = *ev.evaluate_query(lists[i]);
         auto want = naive_measures(naive[i]);
         for (std::size_t c = 0; c < cols.size(); ++c) {
             ASSERT_TRUE(want.count(cols[c].name)) << cols[c].name;
-            EXPECT_NEAR(got[c], want[cols[c].name], 1e-12)
-                << lists[i].qid << " " << cols[c].name;
+            EXPECT_NEAR(got[c], want[cols[c].name], 1e-12) << lists[i].qid << " " << cols[c].name;
         }
     }
 }
@@ -492,12 +491,11 @@ TEST(Measures, AgreeWithNaiveReferenceOnRandomQueries) {
 // The rest of trec_eval's all_trec set on one small query: relevant d1 d3 (R = 2), judged
 // non-relevant d2 (N = 1), ranking d1(R) d2(N) d3(R) x(not in the qrels).
 TEST(Measures, AllTrecExtras) {
-    auto q = std::make_shared<const Qrels>(
-        Qrels::parse("t 0 d1 1\nt 0 d2 0\nt 0 d3 1\nt 0 d9 -1\n"));
+    auto q =
+        std::make_shared<const Qrels>(Qrels::parse("t 0 d1 1\nt 0 d2 0\nt 0 d3 1\nt 0 d9 -1\n"));
     EvalOptions opt;
     opt.num_docs_in_coll = 100;
-    Evaluator ev(q,
-                 MeasureSet::parse({"all_trec", "utility.1,-1,-0.5,0.01", "set_F.0.5"}), opt);
+    Evaluator ev(q, MeasureSet::parse({"all_trec", "utility.1,-1,-0.5,0.01", "set_F.0.5"}), opt);
     auto res = ev.evaluate({list("t", {{"d1", 4}, {"d2", 3}, {"d3", 2}, {"x", 1}})});
     ASSERT_EQ(res.queries.size(), 1u);
     const auto& row = res.queries[0];
@@ -528,7 +526,7 @@ TEST(Measures, AllTrecExtras) {
     EXPECT_NEAR(v("binG"), (1 + 1 / std::log2(3.0)) / 2, 1e-12);
     // G: gains 1,0,1; ideal 1,1; cost 1,2,3 -> 1/log2(2+1-1) + 1/log2(2+3-2), / ideal sum 2
     EXPECT_NEAR(v("G"), (1 + 1 / std::log2(3.0)) / 2, 1e-12);
-    EXPECT_NEAR(v("dcg"), 1.5, 1e-12);                         // 1 + 1/log2(4)
+    EXPECT_NEAR(v("dcg"), 1.5, 1e-12);                           // 1 + 1/log2(4)
     EXPECT_NEAR(v("ideal_dcg"), 1 + 1 / std::log2(3.0), 1e-12);  // 1.6309298
     // ndcg_rel: ndcg at each relevant doc: 1/1 at rank 1, 1.5/1.6309298 at rank 3; / 2
     EXPECT_NEAR(v("ndcg_rel"), (1 + 1.5 / (1 + 1 / std::log2(3.0))) / 2, 1e-12);

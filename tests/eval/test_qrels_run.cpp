@@ -1,11 +1,11 @@
 // Qrels and run readers: formats, streaming by query, unsorted runs, and bad input naming
 // file and line.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 #include "eval/evaluator.hpp"
 #include "eval/qrels.hpp"
@@ -83,13 +83,12 @@ TEST(Qrels, ManyJudgementsLookup) {
 }
 
 TEST(Qrels, BadInputNamesFileAndLine) {
-    auto e1 = expect_parse_error(
-        [] { Qrels::load(temp_file("b1.qrels", "q1 0 d1 1\nq1 0 d2\n")); });
+    auto e1 =
+        expect_parse_error([] { Qrels::load(temp_file("b1.qrels", "q1 0 d1 1\nq1 0 d2\n")); });
     EXPECT_EQ(e1.line(), 2u);
     EXPECT_NE(std::string(e1.what()).find("b1.qrels:2"), std::string::npos) << e1.what();
 
-    auto e2 = expect_parse_error(
-        [] { Qrels::load(temp_file("b2.qrels", "q1 0 d1 1.5\n")); });
+    auto e2 = expect_parse_error([] { Qrels::load(temp_file("b2.qrels", "q1 0 d1 1.5\n")); });
     EXPECT_EQ(e2.line(), 1u);
     EXPECT_NE(e2.message().find("not an integer"), std::string::npos);
 
@@ -98,8 +97,7 @@ TEST(Qrels, BadInputNamesFileAndLine) {
     EXPECT_EQ(e3.line(), 3u);
     EXPECT_NE(e3.message().find("duplicate"), std::string::npos);
 
-    auto e4 = expect_parse_error(
-        [] { Qrels::load(temp_file("b4.qrels", "q1 0 d1 1 extra\n")); });
+    auto e4 = expect_parse_error([] { Qrels::load(temp_file("b4.qrels", "q1 0 d1 1 extra\n")); });
     EXPECT_EQ(e4.line(), 1u);
 
     EXPECT_THROW(Qrels::load("/nonexistent/x.qrels"), IoError);
@@ -182,8 +180,8 @@ TEST(Evaluator, DuplicateRunLineIsAParseError) {
 }
 
 TEST(Evaluator, UnsortedRunGivesTheSameValues) {
-    auto qrels = std::make_shared<const Qrels>(Qrels::parse(
-        "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\nq2 0 y 1\n"));
+    auto qrels = std::make_shared<const Qrels>(
+        Qrels::parse("q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\nq2 0 y 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"num_ret", "map", "ndcg_cut.3", "P.2"}));
     auto sorted = temp_file("sorted.run",
                             "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n"
