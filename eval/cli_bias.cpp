@@ -264,8 +264,8 @@ void run_bias(const BiasArgs& a) {
     }
 
     std::string text = pad("run", 16) +
-                       "  variant  cutoff  queries  RaB     RaB_f   RaB_m   "
-                       "ARaB    ARaB_f  ARaB_m\n";
+                       "  variant  cutoff  queries  RaB      RaB_f    RaB_m    "
+                       "ARaB     ARaB_f   ARaB_m\n";
     std::string csv =
         "run,variant,cutoff,queries,empty,absent,missing,rab,rab_female,rab_male,"
         "arab,arab_female,arab_male\n";
@@ -280,9 +280,9 @@ void run_bias(const BiasArgs& a) {
                 missing_total += s.missing;
                 text += pad(names[r], 16) + "  " + pad(bias_variant_name(v), 7) + "  " +
                         pad(std::to_string(s.cutoff), 6) + "  " +
-                        pad(std::to_string(s.queries), 7) + "  " + pad(fmt(s.rab.bias), 6) + "  " +
-                        pad(fmt(s.rab.female), 6) + "  " + pad(fmt(s.rab.male), 6) + "  " +
-                        pad(fmt(s.arab.bias), 6) + "  " + pad(fmt(s.arab.female), 6) + "  " +
+                        pad(std::to_string(s.queries), 7) + "  " + pad(fmt(s.rab.bias), 7) + "  " +
+                        pad(fmt(s.rab.female), 7) + "  " + pad(fmt(s.rab.male), 7) + "  " +
+                        pad(fmt(s.arab.bias), 7) + "  " + pad(fmt(s.arab.female), 7) + "  " +
                         fmt(s.arab.male) + "\n";
                 csv += names[r] + "," + bias_variant_name(v) + "," + std::to_string(s.cutoff) +
                        "," + std::to_string(s.queries) + "," + std::to_string(s.empty) + "," +

@@ -157,9 +157,13 @@ TEST(CompareRuns, MarksAndCorrections) {
     bad = {};
     bad.alpha = 1.5;
     EXPECT_THROW(compare_runs(names, rs, bad), plumb::InvalidArgument);
+    EXPECT_THROW(parse_test_kind("z"), plumb::InvalidArgument);
+    EXPECT_THROW(parse_compare_format("html"), plumb::InvalidArgument);
     EXPECT_EQ(run_letter(0), "a");
     EXPECT_EQ(run_letter(27), "b1");
 }
+
+// CLI tests start `plumb` (about 1-2 s each, mostly shared-library loading): few calls per test.
 
 TEST(CompareCli, PaperStyleTableAndCsv) {
     Fixture f;
@@ -170,27 +174,20 @@ TEST(CompareCli, PaperStyleTableAndCsv) {
     // t p = 4.0075e-05, Wilcoxon exact p = 0.03125).
     EXPECT_NE(r.out.find("1.0000^b"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0.2655"), std::string::npos) << r.out;
-    auto csv = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
-                   f.b.string() + " --name A --name B -m recip_rank --format csv --test wilcoxon");
+    // CSV, Wilcoxon only, B as baseline (by file name): the pair (A, B): W+ = 21, W- = 0.
+    auto csv =
+        run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
+            f.b.string() + " -m recip_rank --format csv --test wilcoxon --baseline " + "runB.txt");
     ASSERT_EQ(csv.status, 0) << csv.out;
+    EXPECT_NE(csv.out.find("recip_rank,runA.txt,runB.txt,1,"), std::string::npos) << csv.out;
     EXPECT_NE(csv.out.find(",,,,21,0,0.03125,0.03125,1\n"), std::string::npos) << csv.out;
-    // Baseline by name; bad inputs.
-    auto base = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
-                    f.b.string() + " --baseline runB.txt -m recip_rank");
-    EXPECT_EQ(base.status, 0) << base.out;
-    EXPECT_NE(base.out.find("baseline: runB.txt"), std::string::npos) << base.out;
     auto missing = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
                        " --run /nonexistent/run.txt");
     EXPECT_EQ(missing.status, 1);
     EXPECT_NE(missing.out.find("plumb: error:"), std::string::npos) << missing.out;
-    auto badtest = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
-                       " --run " + f.b.string() + " --test z");
-    EXPECT_EQ(badtest.status, 1) << badtest.out;
-    auto one = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string());
-    EXPECT_EQ(one.status, 1) << one.out;
 }
 
-TEST(CompareCli, GroupsAndSubsets) {
+TEST(CompareCli, Groups) {
     Fixture f;
     // Attribute 1..6 for q1..q6: tercile edges 2.667 and 4.333 -> easy {q1,q2} (RR 1, 1),
     // medium {q3,q4} (0.5, 0.5), hard {q5,q6} (1/3, 1/3).
@@ -207,7 +204,10 @@ TEST(CompareCli, GroupsAndSubsets) {
     EXPECT_NE(g.out.find("D,recip_rank,hard,2,0.3333333333"), std::string::npos) << g.out;
     // Overall: mean (2 + 1 + 2/3)/6 = 0.6111111111.
     EXPECT_NE(g.out.find("D,recip_rank,all,6,0.6111111111"), std::string::npos) << g.out;
+}
 
+TEST(CompareCli, Subsets) {
+    Fixture f;
     // Shown ranks: q1-q3 selected at rank 1, q4-q6 at rank 2, q7 unanswered (no qrels).
     std::string shown;
     for (int i = 1; i <= 7; ++i) {
@@ -244,27 +244,35 @@ TEST(CompareCli, GroupsAndSubsets) {
     EXPECT_NE(e.out.find("badshown.tsv:2:"), std::string::npos) << e.out;
 }
 
-TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
-    auto words = temp_file("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
-    // d1: she, her (c_f 2); d2: he (c_m 1); d3: his + she (1, 1); d4: none.
-    auto corpus = temp_file("corpus.tsv",
-                            "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
-                            "d4\tnothing here\n");
-    auto run_file = temp_file("biasrun.txt",
-                              "q1 Q0 d1 1 3 R\nq1 Q0 d2 2 2 R\nq1 Q0 d3 3 1 R\n"
-                              "q2 Q0 d4 1 2 R\nq2 Q0 d2 2 1 R\nq3 Q0 d3 1 1 R\n");
-    auto queries = temp_file("qlabels.tsv", "q1\tn\nq2\tn\nq3\tf\n");
-    // Neutral queries q1, q2; tc at t = 2: q1 RaB (f 1, m 0.5), q2 [d4, d2] (f 0, m 0.5):
-    // means f 0.5, m 0.5, bias 0. ARaB: q1 (f (2+1)/2 = 1.5, m (0+0.5)/2 = 0.25), q2 (0, 0.25):
-    // means f 0.75, m 0.25, bias m - f = -0.5.
-    const std::string expected =
-        "R,tc,2,2,0,0,0,0.0000000000,0.5000000000,0.5000000000,-0.5000000000,0.7500000000,"
-        "0.2500000000";
-    auto r = run("eval-bias --run " + run_file.string() + " --name R --queries " +
-                 queries.string() + " --label n --wordlist " + words.string() + " --corpus " +
-                 corpus.string() + " --cutoffs 2 --format csv");
+namespace {
+// d1: she, her (c_f 2); d2: he (c_m 1); d3: his + she (1, 1); d4: none. Queries q1, q2 are
+// neutral (n), q3 female.
+struct BiasFixture {
+    fs::path words = temp_file("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
+    fs::path corpus = temp_file("corpus.tsv",
+                                "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
+                                "d4\tnothing here\n");
+    fs::path run_file = temp_file("biasrun.txt",
+                                  "q1 Q0 d1 1 3 R\nq1 Q0 d2 2 2 R\nq1 Q0 d3 3 1 R\n"
+                                  "q2 Q0 d4 1 2 R\nq2 Q0 d2 2 1 R\nq3 Q0 d3 1 1 R\n");
+    fs::path queries = temp_file("qlabels.tsv", "q1\tn\nq2\tn\nq3\tf\n");
+};
+
+// Neutral queries q1, q2; tc at t = 2: q1 RaB (f 1, m 0.5), q2 [d4, d2] (f 0, m 0.5):
+// means f 0.5, m 0.5, bias 0. ARaB: q1 (f (2+1)/2 = 1.5, m (0+0.5)/2 = 0.25), q2 (0, 0.25):
+// means f 0.75, m 0.25, bias m - f = -0.5.
+const std::string kExpectedTc =
+    "R,tc,2,2,0,0,0,0.0000000000,0.5000000000,0.5000000000,-0.5000000000,0.7500000000,"
+    "0.2500000000";
+}  // namespace
+
+TEST(BiasCli, RabFromCorpusAndBiasFile) {
+    BiasFixture b;
+    auto r = run("eval-bias --run " + b.run_file.string() + " --name R --queries " +
+                 b.queries.string() + " --label n --wordlist " + b.words.string() + " --corpus " +
+                 b.corpus.string() + " --cutoffs 2 --format csv");
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(kExpectedTc), std::string::npos) << r.out;
     // bool at t = 2, q1: d1 (1, 0), d2 (0, 1) -> f 0.5, m 0.5; q2: d4 (0,0), d2 (0,1) -> f 0,
     // m 0.5. Means f 0.25, m 0.5, bias 0.25.
     EXPECT_NE(r.out.find("R,bool,2,2,0,0,0,0.2500000000,0.2500000000,0.5000000000"),
@@ -276,34 +284,50 @@ TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
                           "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
                           "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
     auto f =
-        run("eval-bias --run " + run_file.string() + " --name R --queries " + queries.string() +
+        run("eval-bias --run " + b.run_file.string() + " --name R --queries " + b.queries.string() +
             " --label n --bias-file " + bias.string() + " --variant tc --cutoffs 2 --format csv");
     ASSERT_EQ(f.status, 0) << f.out;
-    EXPECT_NE(f.out.find(expected), std::string::npos) << f.out;
-    // --variant all needs tf and bool files too.
-    auto all = run("eval-bias --run " + run_file.string() + " --bias-file " + bias.string());
+    EXPECT_NE(f.out.find(kExpectedTc), std::string::npos) << f.out;
+    // --variant all (the default) needs tf and bool files too.
+    auto all = run("eval-bias --run " + b.run_file.string() + " --bias-file " + bias.string());
     EXPECT_EQ(all.status, 1) << all.out;
     EXPECT_NE(all.out.find("no bias file for variant tf"), std::string::npos) << all.out;
-    // A passage missing from the corpus is an error naming it.
+}
+
+TEST(BiasCli, RabFromIndexAndMissingPassage) {
+    BiasFixture b;
+    // From a plumb index of the corpus (stored passage text): same values as from the corpus.
+    const auto idx = temp_dir() / "bias_index";
+    auto built = run("index -q -c " + b.corpus.string() + " -i " + idx.string());
+    ASSERT_EQ(built.status, 0) << built.out;
+    auto fromidx = run("eval-bias --run " + b.run_file.string() + " --name R --queries " +
+                       b.queries.string() + " --label n --wordlist " + b.words.string() +
+                       " --index " + idx.string() + " --cutoffs 2 --format csv");
+    ASSERT_EQ(fromidx.status, 0) << fromidx.out;
+    EXPECT_NE(fromidx.out.find(kExpectedTc), std::string::npos) << fromidx.out;
+    // A ranked passage missing from the corpus is an error naming it.
     auto small = temp_file("small.tsv", "d1\tshe\n");
-    auto miss = run("eval-bias --run " + run_file.string() + " --wordlist " + words.string() +
+    auto miss = run("eval-bias --run " + b.run_file.string() + " --wordlist " + b.words.string() +
                     " --corpus " + small.string());
     EXPECT_EQ(miss.status, 1) << miss.out;
     EXPECT_NE(miss.out.find("not in the corpus"), std::string::npos) << miss.out;
+}
 
+TEST(BiasCli, PrfAndLiwc) {
+    BiasFixture b;
     // PRF with IBBR labels from the word list: d1 -1 (female), d2 +1, d3 ln2 - ln2 = 0, d4 0.
     // q1: relevant d1 (f, R 3), d2 (m, R 2); g0 = {d3 (R 1)}: PRF_m = PRF_f = 1.
     // q2: relevant d2 (m, R 1) vs d4 (R 2): PRF_m = 0. Means: PRF_m 0.5 (2 queries), PRF_f 1
     // (1 query), |dA-PRF| = 0.5.
     auto qrels = temp_file("biasqrels.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\n");
     auto p =
-        run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
-            " --wordlist " + words.string() + " --corpus " + corpus.string() + " --format csv");
+        run("eval-prf --run " + b.run_file.string() + " --name R --qrels " + qrels.string() +
+            " --wordlist " + b.words.string() + " --corpus " + b.corpus.string() + " --format csv");
     ASSERT_EQ(p.status, 0) << p.out;
     EXPECT_NE(p.out.find("R,0.5000000000,2,1.0000000000,1,0.5000000000,0"), std::string::npos)
         << p.out;
     auto labels = temp_file("ibbr.tsv", "d1\t-1\nd2\t1\nd3\t0\nd4\t0\n");
-    auto pl = run("eval-prf --run " + run_file.string() + " --name R --qrels " + qrels.string() +
+    auto pl = run("eval-prf --run " + b.run_file.string() + " --name R --qrels " + qrels.string() +
                   " --labels " + labels.string() + " --format csv --per-query");
     ASSERT_EQ(pl.status, 0) << pl.out;
     // q1 nPRF_m = ½·2²·1 / (1·1) = 2; nPRF_f = ½·3²·1 = 4.5.
@@ -317,7 +341,7 @@ TEST(BiasCli, RabPrfAndLiwcOnTinyCorpus) {
                           "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
                           "d3\t0.5\t0.5\nd4\t0\t0\n");
     auto glabels = temp_file("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
-    auto l = run("eval-liwc --run " + run_file.string() + " --categories " + cats.string() +
+    auto l = run("eval-liwc --run " + b.run_file.string() + " --categories " + cats.string() +
                  " --queries " + glabels.string() + " --k 2 --format csv");
     ASSERT_EQ(l.status, 0) << l.out;
     EXPECT_NE(l.out.find("social,0.5000000000,0.0000000000,0.5000000000"), std::string::npos)
