@@ -237,6 +237,8 @@ struct Bm25Searcher::Impl {
 
     std::vector<Hit> exhaustive(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
                                 const std::vector<float>& norm, float k1p1) const;
+    std::vector<Hit> taat_pruned(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
+                                 const std::vector<float>& norm, float k1p1) const;
     std::vector<Hit> maxscore(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
                               const std::vector<float>& norm, float k1p1) const;
 };
@@ -304,6 +306,117 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
             }
         }
     }
+    return top.finish();
+}
+
+/// Term-at-a-time with MaxScore-style pruning of the low-bound tail ("continue" strategy).
+/// Terms are processed fully in order (highest bound first) until the k-th largest partial score
+/// theta (a lower bound of the final k-th score: scores only grow) exceeds the summed bounds of
+/// the remaining terms. Then only documents that can still reach theta (partial + remaining
+/// bounds >= theta) are completed, by skipping through the remaining posting lists. Every
+/// completed score is the same float sum, in the same term order, as the exhaustive path.
+std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vector<QTerm>& q,
+                                                 std::size_t k, const std::vector<float>& norm,
+                                                 float k1p1) const {
+    const std::size_t m = q.size();
+    std::vector<double> suffix(m + 1, 0.0);  // suffix[i] = bound of terms i..m-1
+    for (std::size_t i = m; i-- > 0;) suffix[i] = suffix[i + 1] + q[i].ub;
+    float* acc = ws.acc.data();
+    const float* nm = norm.data();
+    auto& touched = ws.touched;  // every touched document (sparse tracking throughout)
+    touched.clear();
+    Cursor& bulk = cursor(ws, 0);
+    int32_t* docs = &*ws.docs.begin();
+    int32_t* freqs = &*ws.freqs.begin();
+    std::vector<float> sample;
+    std::size_t i = 0;
+    float theta = 0.0f;
+    bool pruned = false;
+    for (; i < m; ++i) {
+        // Worth checking only when the remaining terms weigh little next to the processed ones.
+        if (i > 0 && touched.size() >= k && suffix[i] * 4 < suffix[0] - suffix[i]) {
+            sample.resize(touched.size());
+            for (std::size_t j = 0; j < touched.size(); ++j) sample[j] = acc[touched[j]];
+            std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                             sample.end(), std::greater<float>());
+            theta = sample[k - 1];
+            if (suffix[i] * (1.0 + kBoundSlack) < theta) {
+                pruned = true;
+                break;
+            }
+        }
+        bulk.seek(*q[i].entry, d.body_term);
+        const float w = q[i].w;
+        while (true) {
+            int32_t n = bulk.td->read(ws.docs, ws.freqs);
+            if (n <= 0) break;
+            for (int32_t j = 0; j < n; ++j) {
+                auto doc = static_cast<std::uint32_t>(docs[j]);
+                float contribution =
+                    w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
+                float& a = acc[doc];
+                if (a == 0.0f) touched.push_back(doc);
+                a += contribution;
+            }
+        }
+    }
+    std::vector<std::uint32_t> cand;
+    if (pruned) {
+        // Candidates: partial + remaining bounds can reach theta. Others: final < theta.
+        for (std::uint32_t doc : touched) {
+            if ((static_cast<double>(acc[doc]) + suffix[i]) * (1.0 + kBoundSlack) >= theta) {
+                cand.push_back(doc);
+            }
+        }
+        std::sort(cand.begin(), cand.end());
+        Cursor& c = cursor(ws, 1);
+        for (std::size_t t = i; t < m; ++t) {
+            const float w = q[t].w;
+            if (cand.size() * 8 < static_cast<std::size_t>(q[t].entry->df)) {
+                // Few candidates: skip through the list to each of them.
+                c.open(*q[t].entry, d.body_term);
+                for (std::uint32_t doc : cand) {
+                    c.next_geq(doc);
+                    if (c.doc == kEnd) break;
+                    if (c.doc == doc) {
+                        acc[doc] += w * detail::bm25_frac(static_cast<float>(c.tf), k1p1, nm[doc]);
+                    }
+                }
+            } else {
+                // Many candidates: read the list in bulk and update touched documents only
+                // (untouched ones cannot reach theta; non-candidates updated here are never
+                // offered, and could not enter the top-k anyway).
+                bulk.seek(*q[t].entry, d.body_term);
+                while (true) {
+                    int32_t n = bulk.td->read(ws.docs, ws.freqs);
+                    if (n <= 0) break;
+                    for (int32_t j = 0; j < n; ++j) {
+                        auto doc = static_cast<std::uint32_t>(docs[j]);
+                        float& a = acc[doc];
+                        if (a != 0.0f) {
+                            a += w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    TopK top(k);
+    const std::uint32_t* rank = d.idrank.data();
+    float thr = std::numeric_limits<float>::denorm_min();
+    auto offer = [&](std::uint32_t doc) {
+        float s = acc[doc];
+        if (s >= thr) {
+            top.push(Entry{s, rank[doc], doc});
+            if (top.full()) thr = top.worst().score;
+        }
+    };
+    if (pruned) {
+        for (std::uint32_t doc : cand) offer(doc);
+    } else {
+        for (std::uint32_t doc : touched) offer(doc);
+    }
+    for (std::uint32_t doc : touched) acc[doc] = 0.0f;
     return top.finish();
 }
 
@@ -460,13 +573,30 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
         q.push_back({e, w, static_cast<double>(w) * static_cast<double>(frac_ub)});
     }
     if (q.empty()) return {};
+    // Canonical term order, shared by every algorithm (scores are float sums in this order):
+    // upper bound descending, ties by query position.
+    std::stable_sort(q.begin(), q.end(),
+                     [](const QTerm& a, const QTerm& b) { return a.ub > b.ub; });
 
-    bool prune = options.algorithm == SearchAlgorithm::MaxScore ||
-                 (options.algorithm == SearchAlgorithm::Auto && k <= options.pruning_max_k);
+    SearchAlgorithm alg = options.algorithm;
+    if (alg == SearchAlgorithm::Auto) {
+        alg = k <= options.pruning_max_k ? SearchAlgorithm::TaatMaxScore
+                                         : SearchAlgorithm::Exhaustive;
+    }
     auto ws = m_impl->acquire();
     try {
-        auto hits = prune ? m_impl->maxscore(*ws, q, k, *norm, k1p1)
-                          : m_impl->exhaustive(*ws, q, k, *norm, k1p1);
+        std::vector<Hit> hits;
+        switch (alg) {
+            case SearchAlgorithm::MaxScore:
+                hits = m_impl->maxscore(*ws, q, k, *norm, k1p1);
+                break;
+            case SearchAlgorithm::TaatMaxScore:
+                hits = m_impl->taat_pruned(*ws, q, k, *norm, k1p1);
+                break;
+            default:
+                hits = m_impl->exhaustive(*ws, q, k, *norm, k1p1);
+                break;
+        }
         m_impl->release(std::move(ws));
         return hits;
     } catch (const Lucene::LuceneException& e) {

@@ -11,16 +11,20 @@
 ///
 /// with N the number of documents, df(t) the number of documents containing t, dl(d) the exact
 /// number of analysed tokens of d (not Lucene 3's lossy one-byte norm), avgdl = sum dl / N.
-/// Arithmetic is single precision; per-term contributions are summed in query term order
-/// (first occurrence), identically on every algorithm path.
+/// Arithmetic is single precision; per-term contributions (qtf * idf in float, times the tf part)
+/// are summed in one canonical term order (score upper bound descending, ties by first
+/// occurrence in the query), identically on every algorithm path.
 ///
 /// Ranking: score descending, ties broken by external document id ascending (byte-wise), so the
 /// result is deterministic and independent of thread count and algorithm.
 ///
-/// Algorithms: exhaustive term-at-a-time accumulation (bulk postings reads into a dense float
-/// accumulator with a touched-document list; fastest for deep k such as 1000) and MaxScore
-/// dynamic pruning (document-at-a-time with per-term score upper bounds from index time; used
-/// for k <= 100 by default). Both return exactly the same top-k.
+/// Algorithms: exhaustive term-at-a-time accumulation (TermDocs::read() bulk reads into a dense
+/// float accumulator with a touched-document list; default for deep k such as 1000, where
+/// decoding the postings dominates and pruning measured no gain), the same with MaxScore-style
+/// pruning of the low-bound tail using per-term score upper bounds computed at index time
+/// (default for k <= 100: skips most of the frequent terms' postings), and classic MaxScore
+/// (document-at-a-time). All return exactly the same top-k (same documents, bit-identical
+/// scores); tests compare them on a generated corpus.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,9 +56,11 @@ struct Rm3Params {
 };
 
 enum class SearchAlgorithm {
-    Auto,        ///< MaxScore for k <= SearchOptions::pruning_max_k, else exhaustive
-    Exhaustive,  ///< term-at-a-time over all postings
-    MaxScore,    ///< document-at-a-time with dynamic pruning
+    Auto,          ///< TaatMaxScore for k <= SearchOptions::pruning_max_k, else Exhaustive
+    Exhaustive,    ///< term-at-a-time over all postings (the reference)
+    MaxScore,      ///< document-at-a-time with dynamic pruning
+    TaatMaxScore,  ///< term-at-a-time; once the k-th partial score exceeds the remaining
+                   ///< terms' bounds, only documents that can still reach it are completed
 };
 
 struct SearchOptions {

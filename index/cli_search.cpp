@@ -56,8 +56,9 @@ void run_search(const SearchArgs& a) {
     o.rm3_params.fb_terms = a.fb_terms;
     o.rm3_params.original_query_weight = a.original_weight;
     o.algorithm = a.algorithm == "exhaustive" ? pi::SearchAlgorithm::Exhaustive
-                  : a.algorithm == "maxscore" ? pi::SearchAlgorithm::MaxScore
-                                              : pi::SearchAlgorithm::Auto;
+                  : a.algorithm == "maxscore"   ? pi::SearchAlgorithm::MaxScore
+                  : a.algorithm == "taat-maxscore" ? pi::SearchAlgorithm::TaatMaxScore
+                                                   : pi::SearchAlgorithm::Auto;
     std::string tag = a.tag.empty() ? (a.rm3 ? "plumb-bm25-rm3" : "plumb-bm25") : a.tag;
 
     // Streams the run in chunks of queries so that memory stays bounded for large topic sets.
@@ -113,9 +114,9 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         ->check(CLI::Range(0.0f, 1.0f));
     cmd->add_option("--tag", args->tag, "Run tag (default plumb-bm25 / plumb-bm25-rm3)");
     cmd->add_option("--algorithm", args->algorithm,
-                    "auto (MaxScore for k <= 100, else exhaustive), exhaustive or maxscore; "
-                    "all give identical results")
-        ->check(CLI::IsMember({"auto", "exhaustive", "maxscore"}))
+                    "auto (taat-maxscore for k <= 100, else exhaustive), exhaustive, maxscore or "
+                    "taat-maxscore; all give identical results")
+        ->check(CLI::IsMember({"auto", "exhaustive", "maxscore", "taat-maxscore"}))
         ->capture_default_str();
     cmd->add_flag("--no-stem", args->no_stem,
                   "Require an index built with --no-stem (the index's analysis is always used)");

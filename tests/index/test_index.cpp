@@ -83,15 +83,17 @@ void expect_same(const std::vector<pi::Hit>& a, const std::vector<pi::Hit>& b,
 }  // namespace
 
 TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
-    pi::SearchOptions ex, ms;
+    pi::SearchOptions ex, ms, tp, au;
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
     ms.algorithm = pi::SearchAlgorithm::MaxScore;
+    tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
     std::size_t nonempty = 0;
     for (const auto& q : *topics) {
         for (std::size_t k : {1, 3, 10, 100, 1000}) {
             auto a = searcher->search(q.text, k, ex);
-            auto b = searcher->search(q.text, k, ms);
-            expect_same(a, b, q.id + " k=" + std::to_string(k));
+            expect_same(a, searcher->search(q.text, k, ms), q.id + " maxscore k=" + std::to_string(k));
+            expect_same(a, searcher->search(q.text, k, tp), q.id + " taat k=" + std::to_string(k));
+            expect_same(a, searcher->search(q.text, k, au), q.id + " auto k=" + std::to_string(k));
             if (!a.empty()) ++nonempty;
         }
     }
@@ -111,6 +113,12 @@ TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveWithOtherParamsAndWeights) {
         auto expanded = pi::rm3_expand(searcher->index(), terms, fb, {});
         expect_same(searcher->search_terms(expanded, 20, ex),
                     searcher->search_terms(expanded, 20, ms), q.id + " rm3");
+        pi::SearchOptions tp = ex;
+        tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
+        expect_same(searcher->search_terms(expanded, 5, ex),
+                    searcher->search_terms(expanded, 5, tp), q.id + " rm3 taat");
+        expect_same(searcher->search(q.text, 50, ex), searcher->search(q.text, 50, tp),
+                    q.id + " taat params");
     }
 }
 
