@@ -26,62 +26,74 @@ PostFilterReport BiasBalance::apply_with_report(const Query&, RankedList& list) 
     r.before = summarize_ranking(cands, r.k, m_bias, &r.missing_bias);
     const std::size_t n = cands.size();
     const std::size_t pool = m_options.depth == 0 ? n : std::min(m_options.depth, n);
-    const std::size_t top = std::min(r.k, pool);
-    std::vector<double> b(pool);
-    for (std::size_t i = 0; i < pool; ++i) {
+    const std::size_t top = std::min(r.k, n);
+    std::vector<double> b(n, 0.0);
+    for (std::size_t i = 0; i < std::max(pool, top); ++i) {
         const auto v = m_bias.value(cands[i]);
         b[i] = v.triple.male - v.triple.female;
     }
-    std::vector<char> used(n, 0);
-    std::vector<std::size_t> order;
-    order.reserve(n);
-    double remaining = m_options.budget, spent = 0.0, sum = 0.0;
-    std::size_t first = 0;  // first unused index of the pool
-    for (std::size_t pos = 0; pos < top; ++pos) {
-        while (used[first]) ++first;
-        std::size_t best = first;
-        if (remaining > 0.0) {
-            const double sf = cands[first].score;
-            double best_abs = std::abs(sum + b[first]);
-            for (std::size_t c = first + 1; c < pool; ++c) {
-                if (used[c]) continue;
-                const double charge = std::max(0.0, sf - static_cast<double>(cands[c].score));
-                if (charge > remaining) continue;
-                const double a = std::abs(sum + b[c]);
-                if (a < best_abs) {
-                    best_abs = a;
-                    best = c;
+    // in_top[i]: candidate i (input position) is in the top-k.
+    std::vector<char> in_top(n, 0);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < top; ++i) {
+        in_top[i] = 1;
+        sum += b[i];
+    }
+    double spent = 0.0;
+    bool changed = false;
+    if (m_options.budget > 0.0 && top < pool) {
+        while (true) {
+            bool found = false;
+            std::size_t bx = 0, by = 0;
+            double best_abs = std::abs(sum), best_cost = 0.0;
+            std::vector<std::size_t> xs, ys;
+            for (std::size_t i = 0; i < pool; ++i) (in_top[i] ? xs : ys).push_back(i);
+            for (const std::size_t x : xs) {
+                for (const std::size_t y : ys) {
+                    const double cost = static_cast<double>(cands[x].score) -
+                                        static_cast<double>(cands[y].score);
+                    if (spent + cost > m_options.budget) continue;
+                    const double a = std::abs(sum - b[x] + b[y]);
+                    const bool better =
+                        !found ? a < best_abs
+                               : (a < best_abs ||
+                                  (a == best_abs &&
+                                   (cost < best_cost ||
+                                    (cost == best_cost && (x > bx || (x == bx && y < by))))));
+                    if (better) {
+                        found = true;
+                        best_abs = a;
+                        best_cost = cost;
+                        bx = x;
+                        by = y;
+                    }
                 }
             }
-            const double charge = std::max(0.0, sf - static_cast<double>(cands[best].score));
-            remaining -= charge;
-            spent += charge;
+            if (!found) break;
+            in_top[bx] = 0;
+            in_top[by] = 1;
+            sum = sum - b[bx] + b[by];
+            spent += best_cost;
+            changed = true;
         }
-        used[best] = 1;
-        sum += b[best];
-        order.push_back(best);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!used[i]) order.push_back(i);
-    }
-    bool changed = false;
-    for (std::size_t i = 0; i < n; ++i) changed = changed || order[i] != i;
     if (changed) {
         std::vector<Candidate> out;
         out.reserve(n);
-        for (auto i : order) out.push_back(cands[i]);
-        auto after = summarize_ranking(out, r.k, m_bias);
-        if (std::abs(after.bias) > std::abs(r.before.bias)) {
-            changed = false;  // greedy made it worse: keep the input order
-        } else {
-            cands = std::move(out);
-            r.after = after;
-            r.score_loss = spent;
-            rewrite_scores(cands, name());
+        for (std::size_t i = 0; i < n; ++i) {
+            if (in_top[i]) out.push_back(std::move(cands[i]));
         }
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!in_top[i]) out.push_back(std::move(cands[i]));
+        }
+        cands = std::move(out);
+        r.after = summarize_ranking(cands, r.k, m_bias);
+        r.score_loss = spent;
+        rewrite_scores(cands, name());
+    } else {
+        r.after = r.before;
     }
     r.changed = changed;
-    if (!changed) r.after = r.before;
     return r;
 }
 

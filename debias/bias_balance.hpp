@@ -3,22 +3,21 @@
 /// Bias-balancing re-ordering: drives |RaB@k| toward 0 while bounding the loss in the stage's
 /// relevance score by a budget B (score units).
 ///
-/// Greedy algorithm (documented choice). Per-passage bias b(c) = male - female of its triple
-/// (so RaB@k's bias is the mean of b over the top-k). Pool R = the first `depth` candidates
-/// (0 = all); positions i = 1..min(k, |R|) are filled in order; S = Σ b over the chosen prefix;
-/// B_rem = remaining budget (starts at B). At position i let f = the first remaining candidate of
-/// R in input order (the one the unfiltered ranking would put next) and charge(c) =
-/// max(0, s(f) - s(c)). If B_rem > 0, the eligible candidates are those of R with
-/// charge(c) <= B_rem; otherwise only f. The chosen candidate minimises |S + b(c)| (= |running
-/// mean| · i) among the eligible; ties go to the candidate earliest in input order (so f is kept
-/// unless another strictly improves the balance). B_rem -= charge(chosen). Candidates not chosen
-/// keep their input order after position k.
+/// Swap-based greedy (documented choice). Per-passage bias b(c) = male - female of its triple, so
+/// RaB@k's bias is S / k' with S = Σ b over the top k' = min(k, n) candidates: it depends only on
+/// WHICH candidates are in the top-k. Pool = the first `depth` candidates (0 = all). Starting from
+/// the input top-k, repeatedly apply the best swap of a top-k member x with a pool candidate y
+/// below the top-k: the swap changes S to S - b(x) + b(y) and costs s(x) - s(y) (the drop of the
+/// top-k sum of scores). Among swaps with spent + cost <= B that strictly lower |S|, take the
+/// one with the smallest |S'|, then the smallest cost, then the lowest-ranked x, then the
+/// highest-ranked y. Stop when no swap qualifies. No swap is made when B = 0. The new top-k keeps
+/// the input order of its members (score order for a best-first input); the candidates left out
+/// follow in input order.
 ///
-/// Guarantees: B = 0 gives the identical ranking; for a best-first input the loss in the sum of
-/// the top-k scores is <= the budget spent (Σ charges) <= B, because at step i the first remaining
-/// candidate scores at least the i-th best score. B = ∞ gives the greedy minimum of |RaB@k|.
-/// Finally, when the greedy result has a larger |RaB@k| than the input (possible for a greedy), the
-/// input order is kept (so |RaB@k| after <= before always).
+/// Guarantees: B = 0 gives the identical ranking; the loss in the top-k sum of scores equals the
+/// budget spent (Σ of swap costs) and is <= B; |RaB@k| after < before whenever the list changes
+/// (never worse); B = ∞ gives the greedy minimum of |RaB@k| over the pool. DCG is reported but
+/// not bounded by B.
 
 #include <cstddef>
 #include <limits>
