@@ -1,0 +1,250 @@
+#include "plugin/pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "plugin/error.hpp"
+
+namespace plumb {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+struct Pipeline::Impl {
+    PipelineSpec spec;
+    std::size_t candidates = 0;
+    std::size_t text_depth = 0;      ///< candidates fetched before the first text stage
+    std::size_t first_text_stage = 0;  ///< index of the first re-ranker needing text
+    bool fetch_text = false;
+    std::vector<std::string> names;  ///< stats slots, pipeline order
+
+    mutable std::mutex stats_mutex;
+    mutable std::vector<std::vector<double>> samples;  ///< per slot
+
+    void fetch(RankedList& list, std::size_t n) const {
+        n = std::min(n, list.candidates.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            auto& c = list.candidates[i];
+            if (!c.text.empty()) continue;
+            if (auto t = spec.documents->text(c.docid)) c.text = std::move(*t);
+        }
+    }
+};
+
+Pipeline::Pipeline(PipelineSpec spec) : m_impl(std::make_unique<Impl>()) {
+    auto& s = m_impl->spec;
+    s = std::move(spec);
+    if (!s.first_stage) throw InvalidArgument("pipeline: no first stage");
+    if (s.k == 0) throw InvalidArgument("pipeline: k must be positive");
+    std::size_t deepest = 0;
+    std::set<std::string> seen;
+    auto add_name = [&](const std::string& n) {
+        if (!seen.insert(n).second) {
+            throw InvalidArgument("pipeline: two stages are named \"" + n +
+                                  "\" (names key the score trace; give one another name)");
+        }
+        m_impl->names.push_back(n);
+    };
+    add_name(s.first_stage->name());
+    bool first_text = true;
+    for (std::size_t i = 0; i < s.rerankers.size(); ++i) {
+        const auto& r = s.rerankers[i];
+        if (!r) throw InvalidArgument("pipeline: null re-rank stage");
+        if (r->depth() == 0) throw InvalidArgument("pipeline: stage " + r->name() + " has depth 0");
+        deepest = std::max(deepest, r->depth());
+        if (r->needs().text) {
+            m_impl->fetch_text = true;
+            m_impl->text_depth = std::max(m_impl->text_depth, r->depth());
+            if (first_text) m_impl->first_text_stage = i;
+            first_text = false;
+        }
+    }
+    if ((m_impl->fetch_text || s.return_text) && !s.documents) {
+        throw InvalidArgument("pipeline: a stage needs passage text but no document source is set");
+    }
+    if (m_impl->fetch_text) add_name("text");
+    for (const auto& r : s.rerankers) add_name(r->name());
+    for (const auto& f : s.post_filters) {
+        if (!f) throw InvalidArgument("pipeline: null post-filter");
+        add_name(f->name());
+    }
+    m_impl->candidates = s.candidates ? s.candidates : std::max(s.k, deepest);
+    m_impl->samples.resize(m_impl->names.size());
+}
+
+Pipeline::~Pipeline() = default;
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
+
+const PipelineSpec& Pipeline::spec() const noexcept { return m_impl->spec; }
+std::vector<std::string> Pipeline::stage_names() const { return m_impl->names; }
+std::size_t Pipeline::candidates() const noexcept { return m_impl->candidates; }
+
+SearchResult Pipeline::search(const Query& query) const {
+    const Impl& m = *m_impl;
+    SearchResult out;
+    std::vector<double> ms;
+    ms.reserve(m.names.size());
+    auto record = [&](const std::string& stage, Clock::time_point t0) {
+        double d = ms_since(t0);
+        out.timings.push_back({stage, d});
+        ms.push_back(d);
+    };
+
+    auto t0 = Clock::now();
+    auto lists = m.spec.first_stage->retrieve(std::span<const Query>(&query, 1), m.candidates);
+    RankedList list = lists.empty() ? RankedList{} : std::move(lists.front());
+    list.qid = query.id;
+    if (list.candidates.size() > m.candidates) list.candidates.resize(m.candidates);
+    for (auto& c : list.candidates) {
+        if (c.trace.empty()) c.trace.push_back({m.names[0], c.score});
+    }
+    record(m.names[0], t0);
+
+    for (std::size_t i = 0; i < m.spec.rerankers.size(); ++i) {
+        const auto& stage = *m.spec.rerankers[i];
+        if (m.fetch_text && i == m.first_text_stage) {
+            t0 = Clock::now();
+            m.fetch(list, m.text_depth);
+            record("text", t0);
+        }
+        t0 = Clock::now();
+        stage.rerank(std::span<const Query>(&query, 1), std::span<RankedList>(&list, 1));
+        record(stage.name(), t0);
+    }
+    for (const auto& f : m.spec.post_filters) {
+        t0 = Clock::now();
+        f->apply(query, list);
+        record(f->name(), t0);
+    }
+    if (list.candidates.size() > m.spec.k) list.candidates.resize(m.spec.k);
+    if (m.spec.return_text) {
+        m.fetch(list, list.candidates.size());
+    } else {
+        for (auto& c : list.candidates) std::string().swap(c.text);
+    }
+    out.list = std::move(list);
+    {
+        std::lock_guard lock(m.stats_mutex);
+        for (std::size_t i = 0; i < ms.size() && i < m.samples.size(); ++i) {
+            m.samples[i].push_back(ms[i]);
+        }
+    }
+    return out;
+}
+
+std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
+                                                 const BatchOptions& options) const {
+    std::vector<SearchResult> results(queries.size());
+    unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, queries.size())));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex progress_mutex;
+    std::uint64_t done = 0;
+    std::exception_ptr error;
+    auto work = [&] {
+        while (!stop.load()) {
+            if (options.cancel && options.cancel->requested()) {
+                stop = true;
+                break;
+            }
+            std::size_t i = next.fetch_add(1);
+            if (i >= queries.size()) break;
+            try {
+                results[i] = search(queries[i]);
+            } catch (...) {
+                std::lock_guard lock(progress_mutex);
+                if (!error) error = std::current_exception();
+                stop = true;
+                break;
+            }
+            std::lock_guard lock(progress_mutex);
+            ++done;
+            if (options.progress) options.progress(done, queries.size());
+        }
+    };
+    if (threads <= 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+        for (auto& t : pool) t.join();
+    }
+    if (error) std::rethrow_exception(error);
+    if (options.cancel && options.cancel->requested()) throw Error("pipeline: batch search cancelled");
+    return results;
+}
+
+std::vector<StageStats> Pipeline::stats() const {
+    std::vector<StageStats> out;
+    std::lock_guard lock(m_impl->stats_mutex);
+    for (std::size_t i = 0; i < m_impl->names.size(); ++i) {
+        StageStats s;
+        s.stage = m_impl->names[i];
+        std::vector<double> v = m_impl->samples[i];
+        s.count = v.size();
+        if (!v.empty()) {
+            std::sort(v.begin(), v.end());
+            double sum = 0;
+            for (double x : v) sum += x;
+            s.mean_ms = sum / static_cast<double>(v.size());
+            // Nearest rank: the ceil(p * n)-th smallest value.
+            auto rank = [&](double p) {
+                auto r = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+                return v[std::clamp<std::size_t>(r, 1, v.size()) - 1];
+            };
+            s.p50_ms = rank(0.50);
+            s.p99_ms = rank(0.99);
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+void Pipeline::reset_stats() const {
+    std::lock_guard lock(m_impl->stats_mutex);
+    for (auto& v : m_impl->samples) v.clear();
+}
+
+Pipeline::Builder& Pipeline::Builder::first_stage(std::shared_ptr<const Retriever> retriever) {
+    m_spec.first_stage = std::move(retriever);
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::rerank(std::shared_ptr<const RerankStage> stage) {
+    m_spec.rerankers.push_back(std::move(stage));
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::post_filter(std::shared_ptr<const PostFilter> filter) {
+    m_spec.post_filters.push_back(std::move(filter));
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::documents(std::shared_ptr<const DocumentSource> documents) {
+    m_spec.documents = std::move(documents);
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::k(std::size_t k) {
+    m_spec.k = k;
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::candidates(std::size_t n) {
+    m_spec.candidates = n;
+    return *this;
+}
+Pipeline::Builder& Pipeline::Builder::return_text(bool on) {
+    m_spec.return_text = on;
+    return *this;
+}
+Pipeline Pipeline::Builder::build() const { return Pipeline(m_spec); }
+
+}  // namespace plumb
