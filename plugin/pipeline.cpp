@@ -72,8 +72,12 @@ Pipeline::Pipeline(PipelineSpec spec) : m_impl(std::make_unique<Impl>()) {
     if ((m_impl->fetch_text || s.return_text) && !s.documents) {
         throw InvalidArgument("pipeline: a stage needs passage text but no document source is set");
     }
-    if (m_impl->fetch_text) add_name("text");
-    for (const auto& r : s.rerankers) add_name(r->name());
+    // Statistics slots in execution order: the text fetch runs just before the first stage
+    // that needs text.
+    for (std::size_t i = 0; i < s.rerankers.size(); ++i) {
+        if (m_impl->fetch_text && i == m_impl->first_text_stage) add_name("text");
+        add_name(s.rerankers[i]->name());
+    }
     for (const auto& f : s.post_filters) {
         if (!f) throw InvalidArgument("pipeline: null post-filter");
         add_name(f->name());

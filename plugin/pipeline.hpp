@@ -84,13 +84,13 @@ public:
     std::vector<SearchResult> search_batch(std::span<const Query> queries,
                                            const BatchOptions& options = {}) const;
 
-    /// Per-stage latency statistics, in pipeline order (first stage, "text" when text is
-    /// fetched, re-rankers, post-filters). Thread-safe.
+    /// Per-stage latency statistics, in execution order (first stage, re-rankers with "text"
+    /// just before the first one needing text, post-filters). Thread-safe.
     std::vector<StageStats> stats() const;
     void reset_stats() const;
 
     const PipelineSpec& spec() const noexcept;
-    /// Stage names in pipeline order.
+    /// Stage names in execution order (as in stats()).
     std::vector<std::string> stage_names() const;
     /// Depth the first stage retrieves.
     std::size_t candidates() const noexcept;
