@@ -138,7 +138,7 @@ private:
 
 std::vector<QnaRow> read_qna_json(const std::filesystem::path& path) {
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                          &std::fclose);
+                                                         &std::fclose);
     if (!file) throw IoError("cannot open " + path.string());
     std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
     std::map<std::uint64_t, QnaRow> rows;
@@ -216,6 +216,10 @@ std::pair<std::size_t, std::size_t> convert_qna_to_shown_ranks(
     const std::filesystem::path& types_out, const std::filesystem::path& corpus,
     const std::string& corpus_format, const ProgressCallback& progress) {
     auto rows = input.extension() == ".jsonl" ? read_qna_jsonl(input) : read_qna_json(input);
+    if (rows.empty())
+        throw ParseError(input.string(), 0,
+                         "no queries with shown passages found (expected MS MARCO QnA: query_id, "
+                         "query_type, passages)");
     std::unordered_map<std::uint64_t, std::string> ids;
     if (!corpus.empty()) {
         for (const auto& r : rows)

@@ -13,9 +13,11 @@
 ///  - otherwise: the shown-ranks TSV of eval/subsets.hpp (`qid<TAB>rank<TAB>docid<TAB>
 ///    is_selected`), read with eval::read_shown_ranks; query types from an optional
 ///    `qid<TAB>type` file.
-/// Ranks are the 1-based positions in the shown list. QnA passages carry no id: the docid is the
-/// MS MARCO passage id found by exact text match in `corpus` when one is given (the passage
-/// collection was built from these texts), else (or when not found) the synthetic `<qid>_<rank>`.
+/// Ranks are the 1-based positions in the shown list; a query without shown passages cannot be
+/// represented in the shown-ranks format and is dropped (an input without any is an error). QnA
+/// passages carry no id: the docid is the MS MARCO passage id found by exact text match in `corpus`
+/// when one is given (the passage collection was built from these texts), else (or when not found)
+/// the synthetic `<qid>_<rank>`.
 ///
 /// Outputs in a directory: `shown_ranks.tsv` (eval's format, so `plumb eval` can use it),
 /// `query_types.tsv` (`qid<TAB>type`, when types are known), the subset files `S_<k>.qids`

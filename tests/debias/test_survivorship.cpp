@@ -123,6 +123,8 @@ TEST(Survivorship, BadInputsFailCleanly) {
     EXPECT_THROW(db::run_survivorship(o), plumb::ParseError);
     o.input = write(dir / "rows.json", R"({"query_id": {"zero": 1}})");
     EXPECT_THROW(db::run_survivorship(o), plumb::ParseError);
+    o.input = write(dir / "arrays.json", R"({"query_id": [1, 2]})");
+    EXPECT_THROW(db::run_survivorship(o), plumb::ParseError);  // no queries found
     o.input = write(dir / "bad.tsv", "a\t1\td1\t2\n");
     EXPECT_THROW(db::run_survivorship(o), plumb::ParseError);
     o.input = dir / "missing.jsonl";
