@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "plugin/error.hpp"
@@ -381,4 +382,19 @@ TEST(BertModelInit, DistilBertSinusoidalPositions) {
     EXPECT_NEAR(w[3 * 6 + 5], std::cos(3.0 / std::pow(10000.0, 4.0 / 6)), 1e-6);
     EXPECT_FALSE(m.has_parameter("embeddings.token_type_embeddings.weight"));
     EXPECT_EQ(m.parameter("embeddings.word_embeddings.weight")[0], 0.0f);  // [PAD] row zeroed
+}
+
+TEST(BertInference, ConcurrentCallsGiveSameResults) {
+    auto model = load_bert_checkpoint(kRef / "tiny_bert_cat1");
+    auto seqs = encodings(load_cases("tiny_bert_cat1"));
+    const auto want = model.logits(seqs, 64);
+    std::vector<std::vector<float>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t) {
+        threads.emplace_back([&, t] {
+            for (int r = 0; r < 5; ++r) got[t] = model.logits(seqs, 1 + t);
+        });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& g : got) expect_near(g, want, 1e-5, "concurrent");
 }
