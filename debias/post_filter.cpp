@@ -51,7 +51,7 @@ RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t
     if (n == 0) return s;
     for (std::size_t i = 0; i < n; ++i) {
         const auto v = bias.value(list[i]);
-        if (!v.found && missing) ++*missing;
+        if (!v.found && missing && bias.configured()) ++*missing;
         s.female += v.triple.female;
         s.male += v.triple.male;
         s.utility += list[i].score;

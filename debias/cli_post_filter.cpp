@@ -1,0 +1,268 @@
+// `plumb debias post-filter`: applies one bias-aware post-filter (FA*IR, bias balance,
+// near-duplicate removal; debias/post_filters.hpp) to every query of a TREC run and writes the
+// re-ordered run, with bias and utility before/after per query (--report) and on average.
+// Registered after `plumb debias` (name order) and added to it as a subcommand.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "debias/post_filters.hpp"
+#include "eval/run.hpp"
+#include "index/corpus.hpp"
+#include "index/passage_index.hpp"
+#include "plugin/cli/command.hpp"
+#include "plugin/cli/progress_bar.hpp"
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+#include "plugin/trec_run.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+CLI::App& debias_app(CLI::App& app) {
+    try {
+        return *app.get_subcommand("debias");
+    } catch (const CLI::OptionNotFound&) {
+        auto* d = app.add_subcommand("debias", "Audits and transformations of retrieval data");
+        d->require_subcommand(1);
+        return *d;
+    }
+}
+
+/// Passage texts of the docids of a run, read from a corpus file.
+class MapSource : public plumb::DocumentSource {
+public:
+    std::unordered_map<std::string, std::string> texts;
+    std::optional<std::string> text(std::string_view docid) const override {
+        auto it = texts.find(std::string(docid));
+        if (it == texts.end()) return std::nullopt;
+        return it->second;
+    }
+    std::uint64_t size() const override { return texts.size(); }
+};
+
+struct PostFilterArgs {
+    std::string run, output, filter, config, bias_file, words, variant, corpus, format, index;
+    std::string tag, report, protected_group = "female";
+    std::size_t k = 10, depth = 0, shingle = 3;
+    double p = 0.5, alpha = 0.1, threshold = 0.9;
+    std::string budget = "0";
+    bool no_adjust = false, demote = false, quiet = false;
+};
+
+json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
+    if (!a.config.empty()) {
+        if (cmd.count("--filter") || cmd.count("-k") || cmd.count("--p") ||
+            cmd.count("--alpha") || cmd.count("--budget") || cmd.count("--threshold")) {
+            throw plumb::InvalidArgument(
+                "debias post-filter: --config replaces --filter and the filter options");
+        }
+        const std::string text = a.config.front() == '{' ? a.config : plumb::read_file(a.config);
+        json cfg;
+        try {
+            cfg = json::parse(text);
+        } catch (const json::parse_error& e) {
+            throw plumb::ConfigError("debias post-filter: --config is not valid JSON: " +
+                                     std::string(e.what()));
+        }
+        return cfg;
+    }
+    if (a.filter.empty()) throw plumb::InvalidArgument("debias post-filter: --filter or --config");
+    json cfg;
+    cfg["type"] = a.filter;
+    cfg["k"] = a.k;
+    if (a.filter == "fair_topk") {
+        cfg["p"] = a.p;
+        cfg["alpha"] = a.alpha;
+        cfg["adjust_alpha"] = !a.no_adjust;
+        cfg["protected"] = a.protected_group;
+    } else if (a.filter == "balance" || a.filter == "bias_balance") {
+        if (a.budget == "inf" || a.budget == "infinity") {
+            cfg["budget"] = "inf";
+        } else {
+            try {
+                std::size_t used = 0;
+                const double b = std::stod(a.budget, &used);
+                if (used != a.budget.size()) throw std::invalid_argument("trailing");
+                cfg["budget"] = b;
+            } catch (const std::exception&) {
+                throw plumb::InvalidArgument("debias post-filter: --budget must be a number or "
+                                             "inf, not '" + a.budget + "'");
+            }
+        }
+        cfg["depth"] = a.depth;
+    } else if (a.filter == "dedup" || a.filter == "near_duplicates") {
+        cfg["shingle"] = a.shingle;
+        cfg["threshold"] = a.threshold;
+        cfg["demote"] = a.demote;
+        cfg["depth"] = a.depth == 0 ? std::size_t{1000} : a.depth;
+    }
+    return cfg;
+}
+
+void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
+    json cfg = build_config(a, cmd);
+    if (!a.bias_file.empty()) cfg["bias_file"] = a.bias_file;
+    if (!a.words.empty()) cfg["words"] = a.words;
+    if (!a.variant.empty()) cfg["variant"] = a.variant;
+
+    const auto run = plumb::eval::read_run(a.run);
+    plumb::debias::PostFilterResources res;
+    const std::string type = cfg.value("type", std::string());
+    const bool needs_text = type == "dedup" || type == "near_duplicates" || cfg.contains("words");
+    if (!a.corpus.empty() && !a.index.empty()) {
+        throw plumb::InvalidArgument("debias post-filter: give --corpus or --index, not both");
+    }
+    if (!a.index.empty()) {
+        res.bias.documents = plumb::index::PassageIndex::open(a.index);
+    } else if (!a.corpus.empty()) {
+        std::unordered_set<std::string> wanted;
+        for (const auto& q : run.queries) {
+            for (const auto& d : q.docs) wanted.emplace(q.docid(d));
+        }
+        auto source = std::make_shared<MapSource>();
+        plumb::index::CorpusReaderOptions o;
+        o.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
+                                    : plumb::index::parse_corpus_format(a.format);
+        plumb::index::CorpusReader reader(a.corpus, o);
+        plumb::index::Document doc;
+        while (reader.next(doc)) {
+            if (wanted.count(doc.id)) source->texts[doc.id] = doc.text;
+        }
+        res.bias.documents = source;
+    } else if (needs_text) {
+        throw plumb::InvalidArgument("debias post-filter: filter '" + type +
+                                     "' needs passage text: give --corpus or --index");
+    }
+    const auto filter = plumb::debias::make_bias_post_filter(cfg.dump(), res);
+
+    std::vector<plumb::RankedList> lists;
+    lists.reserve(run.queries.size());
+    for (const auto& q : run.queries) {
+        // trec_eval order: score descending, ties by docid descending.
+        std::vector<const plumb::eval::RunDoc*> docs;
+        for (const auto& d : q.docs) docs.push_back(&d);
+        std::stable_sort(docs.begin(), docs.end(), [&](const auto* x, const auto* y) {
+            if (x->score != y->score) return x->score > y->score;
+            return q.docid(*x) > q.docid(*y);
+        });
+        plumb::RankedList l;
+        l.qid = q.qid;
+        for (const auto* d : docs) {
+            plumb::Candidate c;
+            c.docid = std::string(q.docid(*d));
+            c.score = static_cast<float>(d->score);
+            l.candidates.push_back(std::move(c));
+        }
+        lists.push_back(std::move(l));
+    }
+
+    plumb::cli::ProgressBar bar("post-filter", "queries", !a.quiet);
+    auto progress = bar.callback();
+    std::vector<plumb::debias::PostFilterReport> reports;
+    reports.reserve(lists.size());
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+        reports.push_back(filter->apply_with_report(plumb::Query{lists[i].qid, ""}, lists[i]));
+        if (progress) progress(i + 1, lists.size());
+    }
+    bar.finish();
+    plumb::write_trec_run(a.output, lists, a.tag.empty() ? run.run_id : a.tag);
+
+    if (!a.report.empty()) {
+        plumb::AtomicFile out(a.report);
+        out.write("qid\tbias_before\tbias_after\tutility_before\tutility_after\tdcg_before\t"
+                  "dcg_after\tprotected_before\tprotected_after\tfeasible\tremoved\tscore_loss\t"
+                  "missing_bias\n");
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto& r = reports[i];
+            out.write(fmt::format("{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\t{}\t{}\t{}"
+                                  "\t{:.17g}\t{}\n",
+                                  lists[i].qid, r.before.bias, r.after.bias, r.before.utility,
+                                  r.after.utility, r.before.dcg, r.after.dcg,
+                                  r.before.protected_count, r.after.protected_count,
+                                  r.feasible ? 1 : 0, r.removed, r.score_loss, r.missing_bias));
+        }
+        out.commit();
+    }
+
+    double bb = 0, ba = 0, abb = 0, aba = 0, ub = 0, ua = 0, db = 0, da = 0;
+    std::size_t changed = 0, infeasible = 0, removed = 0, missing = 0;
+    for (const auto& r : reports) {
+        bb += r.before.bias;
+        ba += r.after.bias;
+        abb += std::abs(r.before.bias);
+        aba += std::abs(r.after.bias);
+        ub += r.before.utility;
+        ua += r.after.utility;
+        db += r.before.dcg;
+        da += r.after.dcg;
+        changed += r.changed;
+        infeasible += !r.feasible;
+        removed += r.removed;
+        missing += r.missing_bias;
+    }
+    const double n = reports.empty() ? 1.0 : static_cast<double>(reports.size());
+    std::printf("filter %s  k %zu  queries %zu  changed %zu\n", filter->name().c_str(),
+                reports.empty() ? std::size_t{0} : reports.front().k, reports.size(), changed);
+    std::printf("RaB bias  before %.6f  after %.6f   |RaB| before %.6f  after %.6f\n", bb / n,
+                ba / n, abb / n, aba / n);
+    std::printf("utility   before %.6f  after %.6f   DCG before %.6f  after %.6f\n", ub / n,
+                ua / n, db / n, da / n);
+    if (type == "fair_topk") std::printf("infeasible queries %zu\n", infeasible);
+    if (removed) std::printf("near-duplicates removed %zu\n", removed);
+    if (missing) std::printf("top-k passages without a bias value %zu\n", missing);
+}
+
+const plumb::cli::CommandRegistrar kRegistrar{"debias.postfilter", [](CLI::App& app) {
+    auto& d = debias_app(app);
+    auto a = std::make_shared<PostFilterArgs>();
+    auto* c = d.add_subcommand("post-filter",
+                               "Re-orders a run with a bias-aware post-filter (FA*IR fair top-k, "
+                               "bias balance within a score budget, near-duplicate removal)");
+    c->add_option("--run", a->run, "Input TREC run")->required();
+    c->add_option("--output,-o", a->output, "Output TREC run")->required();
+    c->add_option("--filter", a->filter, "fair_topk | balance | dedup");
+    c->add_option("--config", a->config,
+                  "Filter configuration as JSON text or a JSON file (instead of --filter and "
+                  "its options; see debias/post_filters.hpp)");
+    c->add_option("--bias-file", a->bias_file, "Per-passage bias file (plumb debias gender-scores)");
+    c->add_option("--words", a->words,
+                  "Gender word list (word,f|m): magnitudes from passage text (needs --corpus or "
+                  "--index)");
+    c->add_option("--variant", a->variant, "tc | tf | bool (default tc)");
+    c->add_option("-k", a->k, "Cutoff (FA*IR prefix length, balanced RaB@k, report)")
+        ->capture_default_str();
+    c->add_option("--p", a->p, "fair_topk: minimum proportion of protected")->capture_default_str();
+    c->add_option("--alpha", a->alpha, "fair_topk: significance")->capture_default_str();
+    c->add_flag("--no-adjust", a->no_adjust, "fair_topk: no multiple-testing adjustment of alpha");
+    c->add_option("--protected", a->protected_group, "fair_topk: female | male | neutral")
+        ->capture_default_str();
+    c->add_option("--budget", a->budget, "balance: score budget (number or inf)")
+        ->capture_default_str();
+    c->add_option("--depth", a->depth,
+                  "balance: candidates that may enter the top-k (0 = all); dedup: candidates "
+                  "examined (0 = 1000)")
+        ->capture_default_str();
+    c->add_option("--shingle", a->shingle, "dedup: words per shingle")->capture_default_str();
+    c->add_option("--threshold", a->threshold, "dedup: Jaccard at or above which a passage is a "
+                  "near-duplicate")->capture_default_str();
+    c->add_flag("--demote", a->demote, "dedup: move near-duplicates to the end instead of removing");
+    c->add_option("--corpus", a->corpus, "Passages (TSV or BEIR JSONL) for passage text");
+    c->add_option("--format", a->format, "Corpus format tsv | jsonl (default: by extension)");
+    c->add_option("--index", a->index, "Passage index (plumb index) for passage text");
+    c->add_option("--tag", a->tag, "Run tag of the output (default: the input's)");
+    c->add_option("--report", a->report, "Per-query TSV of bias and utility before/after");
+    c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+    c->callback([a, c] { run_post_filter(*a, *c); });
+}};
+
+}  // namespace
