@@ -50,8 +50,8 @@ PostFilterReport BiasBalance::apply_with_report(const Query&, RankedList& list) 
             for (std::size_t i = 0; i < pool; ++i) (in_top[i] ? xs : ys).push_back(i);
             for (const std::size_t x : xs) {
                 for (const std::size_t y : ys) {
-                    const double cost = static_cast<double>(cands[x].score) -
-                                        static_cast<double>(cands[y].score);
+                    const double cost =
+                        static_cast<double>(cands[x].score) - static_cast<double>(cands[y].score);
                     if (spent + cost > m_options.budget) continue;
                     const double a = std::abs(sum - b[x] + b[y]);
                     const bool better =

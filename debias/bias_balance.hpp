@@ -28,8 +28,8 @@
 namespace plumb::debias {
 
 struct BiasBalanceOptions {
-    std::size_t k = 10;  ///< cutoff whose RaB is balanced (>= 1)
-    double budget = 0.0;  ///< >= 0; may be infinity
+    std::size_t k = 10;     ///< cutoff whose RaB is balanced (>= 1)
+    double budget = 0.0;    ///< >= 0; may be infinity
     std::size_t depth = 0;  ///< candidates that may move into the top-k (0 = all)
 };
 

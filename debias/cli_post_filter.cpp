@@ -3,11 +3,11 @@
 // re-ordered run, with bias and utility before/after per query (--report) and on average.
 // Registered after `plumb debias` (name order) and added to it as a subcommand.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -61,8 +61,8 @@ struct PostFilterArgs {
 
 json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
     if (!a.config.empty()) {
-        if (cmd.count("--filter") || cmd.count("-k") || cmd.count("--p") ||
-            cmd.count("--alpha") || cmd.count("--budget") || cmd.count("--threshold")) {
+        if (cmd.count("--filter") || cmd.count("-k") || cmd.count("--p") || cmd.count("--alpha") ||
+            cmd.count("--budget") || cmd.count("--threshold")) {
             throw plumb::InvalidArgument(
                 "debias post-filter: --config replaces --filter and the filter options");
         }
@@ -95,8 +95,10 @@ json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
                 if (used != a.budget.size()) throw std::invalid_argument("trailing");
                 cfg["budget"] = b;
             } catch (const std::exception&) {
-                throw plumb::InvalidArgument("debias post-filter: --budget must be a number or "
-                                             "inf, not '" + a.budget + "'");
+                throw plumb::InvalidArgument(
+                    "debias post-filter: --budget must be a number or "
+                    "inf, not '" +
+                    a.budget + "'");
             }
         }
         cfg["depth"] = a.depth;
@@ -179,17 +181,18 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
 
     if (!a.report.empty()) {
         plumb::AtomicFile out(a.report);
-        out.write("qid\tbias_before\tbias_after\tutility_before\tutility_after\tdcg_before\t"
-                  "dcg_after\tprotected_before\tprotected_after\tfeasible\tremoved\tscore_loss\t"
-                  "missing_bias\n");
+        out.write(
+            "qid\tbias_before\tbias_after\tutility_before\tutility_after\tdcg_before\t"
+            "dcg_after\tprotected_before\tprotected_after\tfeasible\tremoved\tscore_loss\t"
+            "missing_bias\n");
         for (std::size_t i = 0; i < reports.size(); ++i) {
             const auto& r = reports[i];
-            out.write(fmt::format("{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\t{}\t{}\t{}"
-                                  "\t{:.17g}\t{}\n",
-                                  lists[i].qid, r.before.bias, r.after.bias, r.before.utility,
-                                  r.after.utility, r.before.dcg, r.after.dcg,
-                                  r.before.protected_count, r.after.protected_count,
-                                  r.feasible ? 1 : 0, r.removed, r.score_loss, r.missing_bias));
+            out.write(fmt::format(
+                "{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\t{}\t{}\t{}"
+                "\t{:.17g}\t{}\n",
+                lists[i].qid, r.before.bias, r.after.bias, r.before.utility, r.after.utility,
+                r.before.dcg, r.after.dcg, r.before.protected_count, r.after.protected_count,
+                r.feasible ? 1 : 0, r.removed, r.score_loss, r.missing_bias));
         }
         out.commit();
     }
@@ -215,54 +218,63 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
                 reports.empty() ? std::size_t{0} : reports.front().k, reports.size(), changed);
     std::printf("RaB bias  before %.6f  after %.6f   |RaB| before %.6f  after %.6f\n", bb / n,
                 ba / n, abb / n, aba / n);
-    std::printf("utility   before %.6f  after %.6f   DCG before %.6f  after %.6f\n", ub / n,
-                ua / n, db / n, da / n);
+    std::printf("utility   before %.6f  after %.6f   DCG before %.6f  after %.6f\n", ub / n, ua / n,
+                db / n, da / n);
     if (type == "fair_topk") std::printf("infeasible queries %zu\n", infeasible);
     if (removed) std::printf("near-duplicates removed %zu\n", removed);
     if (missing) std::printf("top-k passages without a bias value %zu\n", missing);
 }
 
-const plumb::cli::CommandRegistrar kRegistrar{"debias.postfilter", [](CLI::App& app) {
-    auto& d = debias_app(app);
-    auto a = std::make_shared<PostFilterArgs>();
-    auto* c = d.add_subcommand("post-filter",
-                               "Re-orders a run with a bias-aware post-filter (FA*IR fair top-k, "
-                               "bias balance within a score budget, near-duplicate removal)");
-    c->add_option("--run", a->run, "Input TREC run")->required();
-    c->add_option("--output,-o", a->output, "Output TREC run")->required();
-    c->add_option("--filter", a->filter, "fair_topk | balance | dedup");
-    c->add_option("--config", a->config,
-                  "Filter configuration as JSON text or a JSON file (instead of --filter and "
-                  "its options; see debias/post_filters.hpp)");
-    c->add_option("--bias-file", a->bias_file, "Per-passage bias file (plumb debias gender-scores)");
-    c->add_option("--words", a->words,
-                  "Gender word list (word,f|m): magnitudes from passage text (needs --corpus or "
-                  "--index)");
-    c->add_option("--variant", a->variant, "tc | tf | bool (default tc)");
-    c->add_option("-k", a->k, "Cutoff (FA*IR prefix length, balanced RaB@k, report)")
-        ->capture_default_str();
-    c->add_option("--p", a->p, "fair_topk: minimum proportion of protected")->capture_default_str();
-    c->add_option("--alpha", a->alpha, "fair_topk: significance")->capture_default_str();
-    c->add_flag("--no-adjust", a->no_adjust, "fair_topk: no multiple-testing adjustment of alpha");
-    c->add_option("--protected", a->protected_group, "fair_topk: female | male | neutral")
-        ->capture_default_str();
-    c->add_option("--budget", a->budget, "balance: score budget (number or inf)")
-        ->capture_default_str();
-    c->add_option("--depth", a->depth,
-                  "balance: candidates that may enter the top-k (0 = all); dedup: candidates "
-                  "examined (0 = 1000)")
-        ->capture_default_str();
-    c->add_option("--shingle", a->shingle, "dedup: words per shingle")->capture_default_str();
-    c->add_option("--threshold", a->threshold, "dedup: Jaccard at or above which a passage is a "
-                  "near-duplicate")->capture_default_str();
-    c->add_flag("--demote", a->demote, "dedup: move near-duplicates to the end instead of removing");
-    c->add_option("--corpus", a->corpus, "Passages (TSV or BEIR JSONL) for passage text");
-    c->add_option("--format", a->format, "Corpus format tsv | jsonl (default: by extension)");
-    c->add_option("--index", a->index, "Passage index (plumb index) for passage text");
-    c->add_option("--tag", a->tag, "Run tag of the output (default: the input's)");
-    c->add_option("--report", a->report, "Per-query TSV of bias and utility before/after");
-    c->add_flag("--quiet,-q", a->quiet, "No progress bar");
-    c->callback([a, c] { run_post_filter(*a, *c); });
-}};
+const plumb::cli::CommandRegistrar kRegistrar{
+    "debias.postfilter", [](CLI::App& app) {
+        auto& d = debias_app(app);
+        auto a = std::make_shared<PostFilterArgs>();
+        auto* c =
+            d.add_subcommand("post-filter",
+                             "Re-orders a run with a bias-aware post-filter (FA*IR fair top-k, "
+                             "bias balance within a score budget, near-duplicate removal)");
+        c->add_option("--run", a->run, "Input TREC run")->required();
+        c->add_option("--output,-o", a->output, "Output TREC run")->required();
+        c->add_option("--filter", a->filter, "fair_topk | balance | dedup");
+        c->add_option("--config", a->config,
+                      "Filter configuration as JSON text or a JSON file (instead of --filter and "
+                      "its options; see debias/post_filters.hpp)");
+        c->add_option("--bias-file", a->bias_file,
+                      "Per-passage bias file (plumb debias gender-scores)");
+        c->add_option(
+            "--words", a->words,
+            "Gender word list (word,f|m): magnitudes from passage text (needs --corpus or "
+            "--index)");
+        c->add_option("--variant", a->variant, "tc | tf | bool (default tc)");
+        c->add_option("-k", a->k, "Cutoff (FA*IR prefix length, balanced RaB@k, report)")
+            ->capture_default_str();
+        c->add_option("--p", a->p, "fair_topk: minimum proportion of protected")
+            ->capture_default_str();
+        c->add_option("--alpha", a->alpha, "fair_topk: significance")->capture_default_str();
+        c->add_flag("--no-adjust", a->no_adjust,
+                    "fair_topk: no multiple-testing adjustment of alpha");
+        c->add_option("--protected", a->protected_group, "fair_topk: female | male | neutral")
+            ->capture_default_str();
+        c->add_option("--budget", a->budget, "balance: score budget (number or inf)")
+            ->capture_default_str();
+        c->add_option("--depth", a->depth,
+                      "balance: candidates that may enter the top-k (0 = all); dedup: candidates "
+                      "examined (0 = 1000)")
+            ->capture_default_str();
+        c->add_option("--shingle", a->shingle, "dedup: words per shingle")->capture_default_str();
+        c->add_option("--threshold", a->threshold,
+                      "dedup: Jaccard at or above which a passage is a "
+                      "near-duplicate")
+            ->capture_default_str();
+        c->add_flag("--demote", a->demote,
+                    "dedup: move near-duplicates to the end instead of removing");
+        c->add_option("--corpus", a->corpus, "Passages (TSV or BEIR JSONL) for passage text");
+        c->add_option("--format", a->format, "Corpus format tsv | jsonl (default: by extension)");
+        c->add_option("--index", a->index, "Passage index (plumb index) for passage text");
+        c->add_option("--tag", a->tag, "Run tag of the output (default: the input's)");
+        c->add_option("--report", a->report, "Per-query TSV of bias and utility before/after");
+        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+        c->callback([a, c] { run_post_filter(*a, *c); });
+    }};
 
 }  // namespace

@@ -107,10 +107,14 @@ FairTopK::FairTopK(FairTopKOptions options, PassageBias bias)
 
 bool FairTopK::protected_value(const Candidate& c, const PassageBias::Value& v) const {
     switch (m_options.group) {
-        case ProtectedGroup::Female: return v.label == -1;
-        case ProtectedGroup::Male: return v.label == 1;
-        case ProtectedGroup::Neutral: return v.label == 0;
-        case ProtectedGroup::Custom: return m_options.is_protected(c, v);
+        case ProtectedGroup::Female:
+            return v.label == -1;
+        case ProtectedGroup::Male:
+            return v.label == 1;
+        case ProtectedGroup::Neutral:
+            return v.label == 0;
+        case ProtectedGroup::Custom:
+            return m_options.is_protected(c, v);
     }
     return false;
 }

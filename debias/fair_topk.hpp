@@ -45,9 +45,9 @@ enum class ProtectedGroup {
 ProtectedGroup parse_protected_group(const std::string& name);
 
 struct FairTopKOptions {
-    std::size_t k = 10;    ///< length of the fair prefix (>= 1)
-    double p = 0.5;        ///< minimum target proportion of protected candidates, in (0, 1)
-    double alpha = 0.1;    ///< significance, in (0, 1)
+    std::size_t k = 10;        ///< length of the fair prefix (>= 1)
+    double p = 0.5;            ///< minimum target proportion of protected candidates, in (0, 1)
+    double alpha = 0.1;        ///< significance, in (0, 1)
     bool adjust_alpha = true;  ///< multiple-testing adjustment (Algorithm 2)
     ProtectedGroup group = ProtectedGroup::Female;
     /// For ProtectedGroup::Custom: decides from the candidate and its bias value.

@@ -28,11 +28,11 @@
 namespace plumb::debias {
 
 struct NearDuplicateOptions {
-    std::size_t shingle = 3;    ///< words per shingle (>= 1)
-    double threshold = 0.9;     ///< Jaccard at or above which a passage is a duplicate, (0, 1]
-    bool demote = false;        ///< move duplicates to the end instead of removing them
-    std::size_t depth = 1000;   ///< leading candidates examined (0 = all)
-    std::size_t k = 10;         ///< cutoff of the report's bias/utility measures
+    std::size_t shingle = 3;   ///< words per shingle (>= 1)
+    double threshold = 0.9;    ///< Jaccard at or above which a passage is a duplicate, (0, 1]
+    bool demote = false;       ///< move duplicates to the end instead of removing them
+    std::size_t depth = 1000;  ///< leading candidates examined (0 = all)
+    std::size_t k = 10;        ///< cutoff of the report's bias/utility measures
 };
 
 /// Sorted distinct shingle hashes of `text` (see above).

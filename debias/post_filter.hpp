@@ -41,10 +41,10 @@ namespace plumb::debias {
 
 /// Where per-passage bias triples come from (shared, read-only; cheap to copy).
 struct PassageBias {
-    std::shared_ptr<const eval::BiasTable> table;        ///< docid -> triple (optional)
-    std::shared_ptr<const eval::GenderWordList> words;   ///< for on-the-fly magnitudes (optional)
-    std::shared_ptr<const DocumentSource> documents;     ///< text when a candidate has none
-    eval::BiasVariant variant = eval::BiasVariant::Tc;   ///< variant computed from text
+    std::shared_ptr<const eval::BiasTable> table;       ///< docid -> triple (optional)
+    std::shared_ptr<const eval::GenderWordList> words;  ///< for on-the-fly magnitudes (optional)
+    std::shared_ptr<const DocumentSource> documents;    ///< text when a candidate has none
+    eval::BiasVariant variant = eval::BiasVariant::Tc;  ///< variant computed from text
 
     /// A candidate's bias triple and label (see the file comment). `found` is false when neither
     /// the table nor the word list could give a value (then triple = (0,0,0), label 0).
@@ -61,19 +61,19 @@ struct PassageBias {
 
 /// Bias and utility of a ranking at a cutoff.
 struct RankingSummary {
-    std::size_t size = 0;   ///< candidates in the list
-    double bias = 0.0;      ///< RaB@k bias = mean (male - female) over the top min(k, size)
-    double female = 0.0;    ///< mean female component over the top-k
-    double male = 0.0;      ///< mean male component over the top-k
-    double utility = 0.0;   ///< sum of input scores over the top-k
-    double dcg = 0.0;       ///< Σ s_i / log2(i + 1) over the top-k
+    std::size_t size = 0;  ///< candidates in the list
+    double bias = 0.0;     ///< RaB@k bias = mean (male - female) over the top min(k, size)
+    double female = 0.0;   ///< mean female component over the top-k
+    double male = 0.0;     ///< mean male component over the top-k
+    double utility = 0.0;  ///< sum of input scores over the top-k
+    double dcg = 0.0;      ///< Σ s_i / log2(i + 1) over the top-k
     std::size_t protected_count = 0;  ///< FA*IR: protected candidates in the top-k (else 0)
 };
 
 /// What one application of a filter did.
 struct PostFilterReport {
-    std::string filter;      ///< the filter's name()
-    std::size_t k = 0;       ///< cutoff of the measures
+    std::string filter;  ///< the filter's name()
+    std::size_t k = 0;   ///< cutoff of the measures
     RankingSummary before;
     RankingSummary after;
     bool changed = false;          ///< the list was re-ordered or shortened

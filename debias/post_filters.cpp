@@ -2,10 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "debias/bias_balance.hpp"
 #include "debias/fair_topk.hpp"
@@ -26,7 +25,8 @@ const json* field(const json& cfg, const char* key) {
 double get_number(const json& cfg, const char* key, double def) {
     const json* v = field(cfg, key);
     if (!v) return def;
-    if (!v->is_number()) throw ConfigError(std::string("post-filter: '") + key + "' must be a number");
+    if (!v->is_number())
+        throw ConfigError(std::string("post-filter: '") + key + "' must be a number");
     return v->get<double>();
 }
 
@@ -42,14 +42,16 @@ std::size_t get_count(const json& cfg, const char* key, std::size_t def) {
 bool get_bool(const json& cfg, const char* key, bool def) {
     const json* v = field(cfg, key);
     if (!v) return def;
-    if (!v->is_boolean()) throw ConfigError(std::string("post-filter: '") + key + "' must be true or false");
+    if (!v->is_boolean())
+        throw ConfigError(std::string("post-filter: '") + key + "' must be true or false");
     return v->get<bool>();
 }
 
 std::string get_string(const json& cfg, const char* key, const std::string& def) {
     const json* v = field(cfg, key);
     if (!v) return def;
-    if (!v->is_string()) throw ConfigError(std::string("post-filter: '") + key + "' must be a string");
+    if (!v->is_string())
+        throw ConfigError(std::string("post-filter: '") + key + "' must be a string");
     return v->get<std::string>();
 }
 

@@ -137,7 +137,7 @@ TEST(FairTopK, ReordersByHandAndEveryPrefixHolds) {
     o.adjust_alpha = false;
     FairTopK f(o, table_bias(t));
     auto r = f.apply_with_report(kQuery, list);
-    const std::vector<std::string> expected{"n1", "n2", "n3",  "f9", "n4", "n5",
+    const std::vector<std::string> expected{"n1",  "n2", "n3",  "f9", "n4", "n5",
                                             "f11", "n6", "f12", "n7", "n8", "n10"};
     EXPECT_EQ(ids(list), expected);
     EXPECT_TRUE(r.feasible);
@@ -187,8 +187,11 @@ TEST(FairTopK, InfeasibleTakesWhatExists) {
 TEST(FairTopK, AlreadyFairIsUntouchedAndMaleGroup) {
     // Male protected; males at 1 and 4 of 5 (k=5, m = 0,0,0,1,1): already fair.
     eval::BiasTable t;
-    auto list = make_list({{"a", 5, kMale}, {"b", 4, kFemale}, {"c", 3, kNeutral},
-                           {"d", 2, kMale}, {"e", 1, kFemale}},
+    auto list = make_list({{"a", 5, kMale},
+                           {"b", 4, kFemale},
+                           {"c", 3, kNeutral},
+                           {"d", 2, kMale},
+                           {"e", 1, kFemale}},
                           &t);
     FairTopKOptions o;
     o.k = 5;
@@ -296,8 +299,8 @@ TEST(BiasBalance, BudgetBoundAndBiasNeverWorseOnManyLists) {
         for (int i = 0; i < 15; ++i) {
             s -= static_cast<float>(next());
             const double u = next();
-            items.push_back({"d" + std::to_string(i), s,
-                             u < 0.4 ? kMale : (u < 0.6 ? kFemale : kNeutral)});
+            items.push_back(
+                {"d" + std::to_string(i), s, u < 0.4 ? kMale : (u < 0.6 ? kFemale : kNeutral)});
         }
         const double budget = next() * 3.0;
         auto list = make_list(items, &t);
@@ -340,8 +343,12 @@ TEST(BiasBalance, TwoSwapsByHand) {
     // 9 - 6.9 = 2.1 > 2.0 left: not affordable. Every other swap gives |S'| >= 1 (no strict
     // gain). Stop. Result top-3 {M1, M2, F4}: RaB@3 = 1/3, loss 0.5.
     eval::BiasTable t;
-    auto list = make_list({{"M1", 10, kMale}, {"M2", 9, kMale}, {"M3", 8, kMale},
-                           {"F4", 7.5f, kFemale}, {"F5", 7, kFemale}, {"N6", 6.9f, kNeutral}},
+    auto list = make_list({{"M1", 10, kMale},
+                           {"M2", 9, kMale},
+                           {"M3", 8, kMale},
+                           {"F4", 7.5f, kFemale},
+                           {"F5", 7, kFemale},
+                           {"N6", 6.9f, kNeutral}},
                           &t);
     BiasBalance f({3, 2.5, 0}, table_bias(t));
     auto r = f.apply_with_report(kQuery, list);
@@ -351,8 +358,12 @@ TEST(BiasBalance, TwoSwapsByHand) {
     EXPECT_DOUBLE_EQ(r.score_loss, 0.5);
     // Budget 3.5: after M3<->F4 (0.5), M2<->N6 (2.1 <= 3.0 left) reaches S = 0: top-3
     // {M1, F4, N6}, RaB@3 = 0, loss 2.6.
-    auto list2 = make_list({{"M1", 10, kMale}, {"M2", 9, kMale}, {"M3", 8, kMale},
-                            {"F4", 7.5f, kFemale}, {"F5", 7, kFemale}, {"N6", 6.9f, kNeutral}},
+    auto list2 = make_list({{"M1", 10, kMale},
+                            {"M2", 9, kMale},
+                            {"M3", 8, kMale},
+                            {"F4", 7.5f, kFemale},
+                            {"F5", 7, kFemale},
+                            {"N6", 6.9f, kNeutral}},
                            &t);
     BiasBalance g({3, 3.5, 0}, table_bias(t));
     auto r2 = g.apply_with_report(kQuery, list2);
@@ -493,13 +504,15 @@ TEST(PostFilterFactory, BuildsFromJson) {
     EXPECT_EQ(fair->mtable(), (std::vector<std::size_t>{0, 0, 0, 1}));
     RankedList l;
     l.qid = "q";
-    for (const char* id : {"n1", "n3", "n4", "x9", "f2"}) l.candidates.push_back({id, 1.0f, "", {}});
+    for (const char* id : {"n1", "n3", "n4", "x9", "f2"})
+        l.candidates.push_back({id, 1.0f, "", {}});
     std::unique_ptr<PostFilter> as_stage = make_post_filter(
         R"({"type": "fair_topk", "k": 4, "adjust_alpha": false, "bias_file": "bias.tsv"})", res);
     as_stage->apply(kQuery, l);
     EXPECT_EQ(ids(l), (std::vector<std::string>{"n1", "n3", "n4", "f2", "x9"}));
 
-    EXPECT_EQ(make_bias_post_filter(R"({"type": "balance", "budget": "inf", "bias_file": "bias.tsv"})", res)
+    EXPECT_EQ(make_bias_post_filter(
+                  R"({"type": "balance", "budget": "inf", "bias_file": "bias.tsv"})", res)
                   ->name(),
               "bias_balance");
     EXPECT_EQ(make_bias_post_filter(R"({"type": "dedup", "threshold": 0.8, "shingle": 2})")->name(),
@@ -580,4 +593,77 @@ TEST(PostFilters, ConcurrentApplyGivesIdenticalResults) {
         }
         EXPECT_TRUE(ids(ref) != ids(base)) << f->name() << " should change this list";
     }
+}
+
+// ---------------------------------------------------------------- larger k, document source
+
+TEST(FairTopK, AdjustedTableOnLargerKHoldsEveryPrefix) {
+    // k = 200, p = 0.3: the adjusted table fails with probability <= alpha and is never above
+    // the unadjusted one; with protected candidates only at the bottom of a 400-long list,
+    // every prefix still meets m(i).
+    const double ac = fair_adjusted_alpha(200, 0.3, 0.1);
+    EXPECT_GT(ac, 0.0);
+    EXPECT_LT(ac, 0.1);
+    const auto adjusted = fair_mtable(200, 0.3, ac);
+    const auto plain = fair_mtable(200, 0.3, 0.1);
+    EXPECT_LE(fair_fail_probability(adjusted, 0.3), 0.1);
+    EXPECT_GT(fair_fail_probability(plain, 0.3), 0.1);
+    for (std::size_t i = 0; i < 200; ++i) EXPECT_LE(adjusted[i], plain[i]);
+
+    eval::BiasTable t;
+    std::vector<Item> items;
+    for (int i = 0; i < 400; ++i) {
+        items.push_back(
+            {"d" + std::to_string(i), 400.0f - static_cast<float>(i), i >= 250 ? kFemale : kMale});
+    }
+    auto list = make_list(items, &t);
+    FairTopKOptions o;
+    o.k = 200;
+    o.p = 0.3;
+    FairTopK f(o, table_bias(t));
+    EXPECT_EQ(f.mtable(), adjusted);
+    auto r = f.apply_with_report(kQuery, list);
+    EXPECT_TRUE(r.feasible);
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < 200; ++i) {
+        count += f.is_protected(list.candidates[i]);
+        ASSERT_GE(count, f.mtable()[i]) << "prefix " << i + 1;
+    }
+    EXPECT_EQ(r.after.protected_count, count);
+    EXPECT_EQ(list.candidates.size(), 400u);
+}
+
+namespace {
+class Texts : public DocumentSource {
+public:
+    std::optional<std::string> text(std::string_view docid) const override {
+        if (docid == "x1" || docid == "x2") return std::string("she saw the same old thing");
+        if (docid == "x3") return std::string("he saw another thing");
+        return std::nullopt;
+    }
+    std::uint64_t size() const override { return 3; }
+};
+}  // namespace
+
+TEST(NearDuplicates, TextFromDocumentSource) {
+    auto words = std::make_shared<eval::GenderWordList>();
+    words->add("she", eval::Gender::Female);
+    words->add("he", eval::Gender::Male);
+    PassageBias b;
+    b.words = words;
+    b.documents = std::make_shared<Texts>();
+    RankedList l;
+    l.qid = "q";
+    for (const char* id : {"x1", "x2", "x3"}) l.candidates.push_back({id, 1.0f, "", {}});
+    NearDuplicateOptions o;
+    o.k = 3;
+    NearDuplicates f(o, b);
+    auto r = f.apply_with_report(kQuery, l);
+    EXPECT_EQ(ids(l), (std::vector<std::string>{"x1", "x3"}));
+    // RaB@3 before: (-1 - 1 + 1)/3; after RaB over 2: (-1 + 1)/2 = 0.
+    EXPECT_DOUBLE_EQ(r.before.bias, -1.0 / 3.0);
+    EXPECT_DOUBLE_EQ(r.after.bias, 0.0);
+    EXPECT_EQ(r.missing_bias, 0u);
+    l.candidates.push_back({"unknown", 0.5f, "", {}});
+    EXPECT_THROW(f.apply(kQuery, l), InvalidArgument);
 }

@@ -44,8 +44,8 @@ TEST(PostFilterCli, FairTopKBalanceAndDedup) {
                   dir),
               0)
         << debias_test::slurp(dir / "stderr.txt");
-    EXPECT_EQ(docids(dir / "o1"), (std::vector<std::string>{"q1:n1", "q1:n2", "q1:n3", "q1:f5",
-                                                             "q1:n4", "q2:a"}));
+    EXPECT_EQ(docids(dir / "o1"),
+              (std::vector<std::string>{"q1:n1", "q1:n2", "q1:n3", "q1:f5", "q1:n4", "q2:a"}));
     const auto rep = debias_test::lines(dir / "rep.tsv");
     ASSERT_EQ(rep.size(), 3u);
     // q1 RaB@4 bias before (1+1+0+0)/4 = 0.5, after (1+1+0-1)/4 = 0.25; utility 42 -> 41.
@@ -54,8 +54,8 @@ TEST(PostFilterCli, FairTopKBalanceAndDedup) {
     // n1<->f5, and the cheaper (3 < 4).
     ASSERT_EQ(run(common + "--filter balance -k 2 --budget inf -o " + (dir / "o2").string(), dir),
               0);
-    EXPECT_EQ(docids(dir / "o2"), (std::vector<std::string>{"q1:n1", "q1:f5", "q1:n2", "q1:n3",
-                                                             "q1:n4", "q2:a"}));
+    EXPECT_EQ(docids(dir / "o2"),
+              (std::vector<std::string>{"q1:n1", "q1:f5", "q1:n2", "q1:n3", "q1:n4", "q2:a"}));
     // Dedup: n2 repeats n1 (Jaccard 1) and is removed.
     const auto c = debias_test::write(dir / "corpus.tsv",
                                       "n1\tthe cat sat on the mat\nn2\tThe cat sat on the mat\n"
@@ -70,10 +70,10 @@ TEST(PostFilterCli, FairTopKBalanceAndDedup) {
     EXPECT_EQ(run("--run " + r.string() + " --filter dedup -o " + (dir / "o4").string(), dir), 1);
     EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("--corpus"), std::string::npos);
     EXPECT_EQ(run(common + "--filter balance --budget lots -o " + (dir / "o4").string(), dir), 1);
-    EXPECT_EQ(run(common + "--config '{\"type\": \"fair_topk\", \"k\": -1}' -o " +
-                      (dir / "o4").string(),
-                  dir),
-              1);
+    EXPECT_EQ(
+        run(common + "--config '{\"type\": \"fair_topk\", \"k\": -1}' -o " + (dir / "o4").string(),
+            dir),
+        1);
     EXPECT_FALSE(debias_test::fs::exists(dir / "o4"));
     debias_test::fs::remove_all(dir);
 }
