@@ -83,7 +83,8 @@ std::unique_ptr<BiasPostFilter> make_bias_post_filter(std::string_view json_conf
     const std::string type = get_string(cfg, "type", "");
     if (type.empty()) throw ConfigError("post-filter configuration needs a \"type\"");
 
-    std::set<std::string> allowed{"type", "k", "bias_file", "words", "variant"};
+    std::set<std::string> allowed{"type",    "k",    "bias_file",  "words",
+                                  "variant", "name", "description"};
     PassageBias bias = resources.bias;
     std::string variant_name = get_string(cfg, "variant", "");
     if (!variant_name.empty()) {

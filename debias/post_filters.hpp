@@ -8,7 +8,8 @@
 ///   common       "k" (cutoff, default 10), "bias_file" (docid<TAB>bias<TAB>female<TAB>male),
 ///                "words" (gender word list `word,f|m`, for magnitudes computed from the text),
 ///                "variant" ("tc" default, "tf", "bool": expected variant of the bias file and
-///                variant computed from text)
+///                variant computed from text); "name" and "description" (strings) are accepted and
+///                ignored
 ///   "fair_topk"  "p" (0.5), "alpha" (0.1), "adjust_alpha" (true), "protected" ("female",
 ///                "male", "neutral"; default "female")
 ///   "bias_balance" (alias "balance")  "budget" (number >= 0 or the string "inf"; default 0),
