@@ -12,3 +12,18 @@ cmake -S "$source_dir/examples/host" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYP
       -DCMAKE_PREFIX_PATH="$work/prefix" "${launcher[@]}" >/dev/null
 cmake --build "$work/build" -j 2 >/dev/null
 "$work/build/plumb_host" "$work/data"
+
+# examples/pipeline_host: a JSON-configured BM25 pipeline over a tiny index made with the
+# installed CLI.
+cmake -S "$source_dir/examples/pipeline_host" -B "$work/build-ph" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" "${launcher[@]}" >/dev/null
+cmake --build "$work/build-ph" -j 2 >/dev/null
+mkdir -p "$work/ph"
+printf 'p1\tthe quick brown fox\np2\ta lazy dog sleeps\np3\tthe fox and the dog\n' \
+    > "$work/ph/corpus.tsv"
+"$work/prefix/bin/plumb" index -q --corpus "$work/ph/corpus.tsv" --index "$work/ph/idx"
+printf '{"first_stage": {"type": "bm25", "index": "idx"}, "k": 2}\n' > "$work/ph/pipeline.json"
+out="$("$work/build-ph/plumb_pipeline_host" "$work/ph/pipeline.json" "fox")"
+echo "$out"
+# "fox" occurs once in p1 (3 terms after stop words) and p3 (2 terms): the shorter p3 first.
+grep -q '^1 p3 ' <<<"$out" && grep -q '^2 p1 ' <<<"$out" && ! grep -q '^3 ' <<<"$out"

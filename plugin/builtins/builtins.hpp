@@ -1,0 +1,66 @@
+#pragma once
+/// \file builtins.hpp
+/// plumb's built-in pipeline stages for a Registry, and running a pipeline over a topics file.
+/// (Target plumb::builtins: links index, rerank and debias; this header includes none of them.)
+///
+/// First stages ("first_stage" of a configuration; paths relative to the configuration file):
+///   "bm25"    {"index": DIR, "k1": 0.9, "b": 0.4, "rm3": false, "fb_docs": 10, "fb_terms": 10,
+///              "original_query_weight": 0.5, "threads": 1}
+///             The index also becomes the pipeline's document source.
+///   "dense"   {"model": HF_DIR, "vectors": DIR (vector folder with a built FAISS index),
+///              "index": DIR (optional passage index: document source), "name": "dense",
+///              "batch_size": 32, "pooling": "cls", "similarity": "dot", "ef_search": 0,
+///              "threads": 0}
+///   "hybrid"  {"stages": [first stage, first stage, ...], "method": "rrf" | "interp",
+///              "alpha": 0.5 (interp: weight of the first), "rrf_k": 60, "name": "hybrid"}
+///             Each stage retrieves the pipeline's candidate depth; the fused list is cut to it.
+/// Re-rank stages ("rerank"; all take "depth" (100) and "name"):
+///   "tk"          {"model": DIR, "batch_size": 64, "threads": 0}
+///   "cat"         {"model": HF_DIR, "batch_size": 32, "max_length": 512, "label": -1,
+///                  "log_softmax": false, "threads": 0}            (BERT-CAT cross-encoder)
+///   "dot"         {"model": HF_DIR, "batch_size": 32, "pooling": "cls", "similarity": "dot",
+///                  "threads": 0}                                  (BERT-DOT re-scoring)
+///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0}
+/// Post-filters ("post_filters"): "fair_topk", "bias_balance" (alias "balance"),
+///   "near_duplicates" (alias "dedup"), configured as in debias/post_filters.hpp; their document
+///   source is the pipeline's.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "plugin/pipeline.hpp"
+#include "plugin/progress.hpp"
+#include "plugin/registry.hpp"
+
+namespace plumb {
+
+/// Adds the stages above to `registry` (ConfigError when one of the names is already taken).
+void register_builtins(Registry& registry);
+
+struct PipelineRunOptions {
+    unsigned threads = 1;        ///< host threads (queries in parallel)
+    std::string tag = "plumb";   ///< run tag (column 6)
+    ProgressCallback progress;   ///< (queries done, total)
+    const CancelToken* cancel = nullptr;
+};
+
+/// Reads a topics file (TSV `qid<TAB>query` or BEIR queries JSONL), runs every query through the
+/// pipeline and writes the TREC run atomically to `run`. Returns the number of queries.
+std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& topics,
+                         const std::filesystem::path& run, const PipelineRunOptions& options = {});
+
+/// What `plumb pipeline` (and `plumb search --pipeline`) does: loads the configuration with the
+/// built-ins plus the given plugin libraries, runs the topics into `run`, and returns the
+/// pipeline's per-stage latency table (text, one line per stage) when `stats` is set, else "".
+std::string run_pipeline_config(const std::filesystem::path& config,
+                                const std::filesystem::path& topics,
+                                const std::filesystem::path& run,
+                                const std::vector<std::filesystem::path>& plugins,
+                                const PipelineRunOptions& options, bool stats);
+
+/// A table of per-stage latency statistics: "stage count mean_ms p50_ms p99_ms" lines.
+std::string format_stage_stats(const std::vector<StageStats>& stats);
+
+}  // namespace plumb

@@ -1,0 +1,57 @@
+// `plumb pipeline`: runs a JSON-configured pipeline over a topics file into a TREC run.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "plugin/builtins/builtins.hpp"
+#include "plugin/cli/command.hpp"
+#include "plugin/cli/progress_bar.hpp"
+
+namespace {
+
+struct PipelineArgs {
+    std::string config;
+    std::string topics;
+    std::string output;
+    std::vector<std::string> plugins;
+    unsigned threads = 1;
+    std::string tag = "plumb";
+    bool stats = false;
+    bool quiet = false;
+};
+
+void setup(CLI::App& app) {
+    auto args = std::make_shared<PipelineArgs>();
+    auto* cmd = app.add_subcommand(
+        "pipeline", "Run a JSON-configured pipeline (first stage, re-rankers, post-filters) "
+                    "over a topics file into a TREC run");
+    cmd->add_option("--config", args->config, "pipeline configuration (JSON)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--topics", args->topics, "topics (TSV qid<TAB>query or BEIR JSONL)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--output,-o", args->output, "output TREC run")->required();
+    cmd->add_option("--plugin", args->plugins, "plugin library to load (repeatable)");
+    cmd->add_option("--threads", args->threads, "queries searched in parallel")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--tag", args->tag, "run tag");
+    cmd->add_flag("--stats", args->stats, "print per-stage latency statistics (ms)");
+    cmd->add_flag("--quiet,-q", args->quiet, "no progress bar");
+    cmd->callback([args] {
+        plumb::PipelineRunOptions o;
+        o.threads = args->threads;
+        o.tag = args->tag;
+        plumb::cli::ProgressBar bar("pipeline", "queries", !args->quiet);
+        o.progress = bar.callback();
+        std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());
+        std::string table = plumb::run_pipeline_config(args->config, args->topics, args->output,
+                                                       plugins, o, args->stats);
+        bar.finish();
+        if (!table.empty()) std::fputs(table.c_str(), stdout);
+    });
+}
+
+const plumb::cli::CommandRegistrar registrar("pipeline", setup);
+
+}  // namespace

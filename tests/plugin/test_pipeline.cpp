@@ -1,0 +1,511 @@
+// The embeddable pipeline: builder, JSON configuration, registry errors, concurrency, the C-ABI
+// plugin library, per-stage statistics, the `plumb pipeline` CLI.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "index/bm25_retriever.hpp"
+#include "index/index_builder.hpp"
+#include "plugin/builtins/builtins.hpp"
+#include "plugin/error.hpp"
+#include "plugin/pipeline.hpp"
+#include "plugin/pipeline_config.hpp"
+#include "plugin/registry.hpp"
+
+namespace fs = std::filesystem;
+namespace pi = plumb::index;
+
+namespace {
+
+void write_file(const fs::path& p, const std::string& s) {
+    std::ofstream(p, std::ios::binary) << s;
+}
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// No stemming/stop words. N = 5, lengths 3, 2, 4, 3, 1 (avgdl 2.6). For "apple cherry"
+// (df apple 2, df cherry 3; k1 0.9, b 0.4) BM25 by hand:
+//   d4 = 0.8755 * 0.9717 + 0.5390 * 0.9717 = 1.3744, d1 = 0.8755 * 1.2858 = 1.1257,
+//   d3 = 0.5390 * 1.4920 = 0.8042,  d2 = 0.5390 * 1.0457 = 0.5636;  d5 not retrieved.
+const char* kCorpus =
+    "d1\tapple banana apple\n"
+    "d2\tbanana cherry\n"
+    "d3\tcherry cherry cherry cherry\n"
+    "d4\tapple cherry date\n"
+    "d5\tdate\n";
+
+struct Fixture {
+    fs::path dir;
+    std::shared_ptr<const pi::PassageIndex> index;
+    std::shared_ptr<const pi::Bm25Searcher> searcher;
+};
+
+Fixture& fixture() {
+    static Fixture* f = [] {
+        auto* x = new Fixture;
+        x->dir = fs::temp_directory_path() /
+                 ("plumb_test_pipeline_" + std::to_string(::getpid()));
+        fs::create_directories(x->dir);
+        write_file(x->dir / "c.tsv", kCorpus);
+        pi::IndexBuildOptions o;
+        o.analysis.stem = false;
+        o.analysis.stop = false;
+        pi::build_index(x->dir / "c.tsv", x->dir / "idx", o);
+        x->index = pi::PassageIndex::open(x->dir / "idx");
+        x->searcher = std::make_shared<const pi::Bm25Searcher>(x->index);
+        return x;
+    }();
+    return *f;
+}
+
+struct Cleanup : ::testing::Environment {
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(fs::temp_directory_path() /
+                           ("plumb_test_pipeline_" + std::to_string(::getpid())),
+                       ec);
+    }
+};
+const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
+
+/// Re-rank stage: score = number of bytes of the passage text (needs text).
+class LengthStage : public plumb::RerankStage {
+public:
+    explicit LengthStage(std::size_t depth) : m_depth(depth) {}
+    std::string name() const override { return "len"; }
+    std::size_t depth() const override { return m_depth; }
+    std::vector<float> score(const plumb::Query&,
+                             std::span<const plumb::Candidate> c) const override {
+        std::vector<float> out;
+        for (const auto& x : c) out.push_back(static_cast<float>(x.text.size()));
+        return out;
+    }
+
+private:
+    std::size_t m_depth;
+};
+
+/// Re-rank stage without text: score = minus the docid's number (d1 -> -1), depth 10.
+class NoTextStage : public plumb::RerankStage {
+public:
+    std::string name() const override { return "notext"; }
+    std::size_t depth() const override { return 10; }
+    plumb::StageNeeds needs() const override { return {false}; }
+    std::vector<float> score(const plumb::Query&,
+                             std::span<const plumb::Candidate> c) const override {
+        std::vector<float> out;
+        for (const auto& x : c) {
+            EXPECT_TRUE(x.text.empty());
+            out.push_back(-std::stof(x.docid.substr(1)));
+        }
+        return out;
+    }
+};
+
+/// Post-filter dropping one docid.
+class DropFilter : public plumb::PostFilter {
+public:
+    explicit DropFilter(std::string id) : m_id(std::move(id)) {}
+    std::string name() const override { return "drop"; }
+    void apply(const plumb::Query&, plumb::RankedList& list) const override {
+        std::erase_if(list.candidates, [&](const plumb::Candidate& c) { return c.docid == m_id; });
+    }
+
+private:
+    std::string m_id;
+};
+
+/// Counts text() calls.
+class CountingSource : public plumb::DocumentSource {
+public:
+    explicit CountingSource(std::shared_ptr<const plumb::DocumentSource> s) : m_s(std::move(s)) {}
+    std::optional<std::string> text(std::string_view id) const override {
+        ++calls;
+        return m_s->text(id);
+    }
+    std::uint64_t size() const override { return m_s->size(); }
+    mutable std::atomic<int> calls{0};
+
+private:
+    std::shared_ptr<const plumb::DocumentSource> m_s;
+};
+
+std::vector<std::string> ids(const plumb::RankedList& l) {
+    std::vector<std::string> out;
+    for (const auto& c : l.candidates) out.push_back(c.docid);
+    return out;
+}
+
+void register_test_stages(plumb::Registry& r) {
+    r.add_rerank("len", [](const nlohmann::json& c, plumb::StageContext&) {
+        plumb::check_keys(c, {"depth"}, "len");
+        return std::make_shared<LengthStage>(plumb::config_size(c, "depth", 3, "len"));
+    });
+    r.add_post_filter("drop", [](const nlohmann::json& c, plumb::StageContext&) {
+        plumb::check_keys(c, {"docid"}, "drop");
+        return std::make_shared<DropFilter>(plumb::config_required_string(c, "docid", "drop"));
+    });
+}
+
+plumb::Pipeline from_config(const std::string& text, const std::string& name = "p.json") {
+    plumb::Registry r;
+    plumb::register_builtins(r);
+    register_test_stages(r);
+    write_file(fixture().dir / name, text);
+    return plumb::load_pipeline(fixture().dir / name, r);
+}
+
+const char* kConfig = R"({
+  "first_stage": {"type": "bm25", "index": "idx"},
+  "rerank": [{"type": "len", "depth": 3}],
+  "post_filters": [{"type": "drop", "docid": "d3"}],
+  "k": 10
+})";
+
+}  // namespace
+
+TEST(Pipeline, BuilderBm25RerankPostFilterHandChecked) {
+    auto& f = fixture();
+    auto docs = std::make_shared<CountingSource>(f.index);
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .rerank(std::make_shared<LengthStage>(3))
+                 .post_filter(std::make_shared<DropFilter>("d3"))
+                 .documents(docs)
+                 .k(10)
+                 .build();
+    auto r = p.search({"q1", "apple cherry"});
+    // BM25: d4 d1 d3 d2. Head of 3 re-scored by text length: d3 27, d1 18, d4 17; tail d2
+    // gets 17 - 1 = 16. The filter drops d3.
+    EXPECT_EQ(r.list.qid, "q1");
+    ASSERT_EQ(ids(r.list), (std::vector<std::string>{"d1", "d4", "d2"}));
+    EXPECT_FLOAT_EQ(r.list.candidates[0].score, 18.0f);
+    EXPECT_FLOAT_EQ(r.list.candidates[1].score, 17.0f);
+    EXPECT_FLOAT_EQ(r.list.candidates[2].score, 16.0f);
+    const auto& t1 = r.list.candidates[0].trace;
+    ASSERT_EQ(t1.size(), 2u);
+    EXPECT_EQ(t1[0].stage, "bm25");
+    EXPECT_NEAR(t1[0].score, 1.1257f, 2e-3);
+    EXPECT_EQ(t1[1].stage, "len");
+    EXPECT_FLOAT_EQ(t1[1].score, 18.0f);
+    EXPECT_NEAR(r.list.candidates[1].trace[0].score, 1.3744f, 2e-3);
+    ASSERT_EQ(r.list.candidates[2].trace.size(), 1u);  // d2 was below the re-rank depth
+    EXPECT_NEAR(r.list.candidates[2].trace[0].score, 0.5636f, 2e-3);
+    // Text fetched once, for the 3 candidates of the re-rank depth; not returned.
+    EXPECT_EQ(docs->calls.load(), 3);
+    for (const auto& c : r.list.candidates) EXPECT_TRUE(c.text.empty());
+    // Timings: one per stage, in order.
+    ASSERT_EQ(r.timings.size(), 4u);
+    EXPECT_EQ(r.timings[0].stage, "bm25");
+    EXPECT_EQ(r.timings[1].stage, "text");
+    EXPECT_EQ(r.timings[2].stage, "len");
+    EXPECT_EQ(r.timings[3].stage, "drop");
+    EXPECT_EQ(p.candidates(), 10u);
+}
+
+TEST(Pipeline, TextFetchedJustBeforeTheFirstStageNeedingIt) {
+    auto& f = fixture();
+    auto docs = std::make_shared<CountingSource>(f.index);
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .rerank(std::make_shared<NoTextStage>())
+                 .rerank(std::make_shared<LengthStage>(2))
+                 .documents(docs)
+                 .build();
+    EXPECT_EQ(p.stage_names(), (std::vector<std::string>{"bm25", "notext", "text", "len"}));
+    auto r = p.search({"q", "apple cherry"});
+    // notext: d1 d2 d3 d4 (scores -1 .. -4); len on the top 2: d1 18, d2 13.
+    EXPECT_EQ(ids(r.list), (std::vector<std::string>{"d1", "d2", "d3", "d4"}));
+    EXPECT_EQ(docs->calls.load(), 2);
+    ASSERT_EQ(r.timings.size(), 4u);
+    EXPECT_EQ(r.timings[2].stage, "text");
+    auto st = p.stats();
+    ASSERT_EQ(st.size(), 4u);
+    EXPECT_EQ(st[2].stage, "text");
+    EXPECT_EQ(st[2].count, 1u);
+}
+
+TEST(Pipeline, KCutsAndReturnText) {
+    auto& f = fixture();
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .documents(f.index)
+                 .k(2)
+                 .return_text(true)
+                 .build();
+    auto r = p.search({"q", "apple cherry"});
+    ASSERT_EQ(ids(r.list), (std::vector<std::string>{"d4", "d1"}));
+    EXPECT_EQ(r.list.candidates[0].text, "apple cherry date");
+    EXPECT_EQ(r.list.candidates[1].text, "apple banana apple");
+}
+
+TEST(Pipeline, InvalidSpecs) {
+    auto& f = fixture();
+    EXPECT_THROW(plumb::Pipeline::Builder().build(), plumb::InvalidArgument);
+    auto bm25 = std::make_shared<pi::Bm25Retriever>(f.searcher);
+    // A stage needing text without a document source.
+    EXPECT_THROW(plumb::Pipeline::Builder().first_stage(bm25).rerank(std::make_shared<LengthStage>(3)).build(),
+                 plumb::InvalidArgument);
+    EXPECT_THROW(plumb::Pipeline::Builder().first_stage(bm25).k(0).build(), plumb::InvalidArgument);
+    // Duplicate stage names.
+    EXPECT_THROW(plumb::Pipeline::Builder()
+                     .first_stage(bm25)
+                     .documents(f.index)
+                     .rerank(std::make_shared<LengthStage>(3))
+                     .rerank(std::make_shared<LengthStage>(2))
+                     .build(),
+                 plumb::InvalidArgument);
+}
+
+TEST(PipelineConfig, JsonGivesSameResultsAsBuilder) {
+    auto p = from_config(kConfig);
+    auto r = p.search({"q1", "apple cherry"});
+    ASSERT_EQ(ids(r.list), (std::vector<std::string>{"d1", "d4", "d2"}));
+    EXPECT_FLOAT_EQ(r.list.candidates[0].score, 18.0f);
+    EXPECT_FLOAT_EQ(r.list.candidates[2].score, 16.0f);
+    EXPECT_EQ(p.stage_names(), (std::vector<std::string>{"bm25", "text", "len", "drop"}));
+}
+
+TEST(PipelineConfig, UnknownTypeListsKnownOnes) {
+    try {
+        from_config(R"({"first_stage": {"type": "bm26", "index": "idx"}})");
+        FAIL() << "no error";
+    } catch (const plumb::ConfigError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("unknown type \"bm26\""), std::string::npos) << m;
+        EXPECT_NE(m.find("bm25, dense, hybrid"), std::string::npos) << m;
+        EXPECT_NE(m.find("p.json"), std::string::npos) << m;
+    }
+    try {
+        from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+                        "rerank": [{"type": "nope"}]})");
+        FAIL() << "no error";
+    } catch (const plumb::ConfigError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("cat, dot, len, tk, torchscript"), std::string::npos) << m;
+    }
+}
+
+TEST(PipelineConfig, UnknownKeysAndBadValues) {
+    auto expect_error = [](const std::string& cfg, const std::string& needle) {
+        try {
+            from_config(cfg);
+            ADD_FAILURE() << "no error for " << cfg;
+        } catch (const plumb::ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    expect_error(R"({"first_stage": {"type": "bm25", "index": "idx"}, "kk": 3})",
+                 "unknown key \"kk\"");
+    expect_error(R"({"first_stage": {"type": "bm25", "indx": "idx"}})", "unknown key \"indx\"");
+    expect_error(R"({"first_stage": {"type": "bm25"}})", "missing \"index\"");
+    expect_error(R"({"rerank": []})", "missing \"first_stage\"");
+    expect_error(R"({"first_stage": {"type": "bm25", "index": "idx"}, "k": "ten"})",
+                 "\"k\" must be");
+    expect_error(R"({"first_stage": {"type": "bm25", "index": "idx"}, "rerank": {}})",
+                 "\"rerank\" must be an array");
+}
+
+TEST(PipelineConfig, InvalidJsonNamesFileAndLine) {
+    try {
+        from_config("{\n  \"k\": 3,\n  \"first_stage\": ]\n}\n", "bad.json");
+        FAIL() << "no error";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 3u) << e.what();
+        EXPECT_NE(e.file().find("bad.json"), std::string::npos);
+    }
+    plumb::Registry r;
+    EXPECT_THROW(plumb::load_pipeline(fixture().dir / "missing.json", r), plumb::IoError);
+}
+
+TEST(PipelineConfig, HybridRrfOfTwoIdenticalListsKeepsOrder) {
+    auto p = from_config(R"({"first_stage": {"type": "hybrid", "method": "rrf",
+        "stages": [{"type": "bm25", "index": "idx"}, {"type": "bm25", "index": "idx", "k1": 0.9}]},
+        "k": 10})",
+                         "h.json");
+    auto r = p.search({"q", "apple cherry"});
+    ASSERT_EQ(ids(r.list), (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+    // RRF (k = 60): 2 / (60 + rank).
+    EXPECT_NEAR(r.list.candidates[0].score, 2.0 / 61, 1e-6);
+    EXPECT_NEAR(r.list.candidates[3].score, 2.0 / 64, 1e-6);
+}
+
+TEST(PipelineConfig, BuiltinNearDuplicatesFilter) {
+    // One-word shingles = the sets of distinct words; a candidate whose Jaccard with a kept
+    // higher-ranked one is >= threshold is removed. In BM25 order d4 {apple cherry date},
+    // d1 {apple banana}, d3 {cherry}, d2 {banana cherry}: J(d1,d4) = 1/4, J(d3,d4) = 1/3,
+    // J(d3,d1) = 0, J(d2,d4) = 1/4, J(d2,d1) = 1/3, J(d2,d3) = 1/2.
+    auto p = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "post_filters": [{"type": "dedup", "shingle": 1, "threshold": 0.6}], "k": 10})",
+                         "d.json");
+    auto r = p.search({"q", "apple cherry"});
+    EXPECT_EQ(ids(r.list), (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+    auto p2 = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "post_filters": [{"type": "near_duplicates", "shingle": 1, "threshold": 0.5}], "k": 10})",
+                          "d2.json");
+    auto r2 = p2.search({"q", "apple cherry"});
+    EXPECT_EQ(ids(r2.list), (std::vector<std::string>{"d4", "d1", "d3"}));
+}
+
+TEST(Pipeline, ConcurrentSearchesEqualSequential) {
+    auto p = from_config(kConfig, "c.json");
+    std::vector<plumb::Query> qs;
+    const char* texts[] = {"apple", "cherry", "apple cherry", "banana", "date", "banana date",
+                           "cherry date apple", "nothing here"};
+    for (int i = 0; i < 40; ++i) qs.push_back({"q" + std::to_string(i), texts[i % 8]});
+    std::vector<plumb::SearchResult> seq;
+    for (const auto& q : qs) seq.push_back(p.search(q));
+    auto same = [](const plumb::SearchResult& a, const plumb::SearchResult& b) {
+        if (a.list.qid != b.list.qid || a.list.candidates.size() != b.list.candidates.size()) {
+            return false;
+        }
+        for (std::size_t i = 0; i < a.list.candidates.size(); ++i) {
+            if (a.list.candidates[i].docid != b.list.candidates[i].docid ||
+                a.list.candidates[i].score != b.list.candidates[i].score) {
+                return false;
+            }
+        }
+        return true;
+    };
+    std::vector<std::vector<plumb::SearchResult>> par(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (std::size_t i = 0; i < qs.size(); ++i) {
+                par[t].push_back(p.search(qs[(i + t * 7) % qs.size()]));
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    for (int t = 0; t < 4; ++t) {
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            EXPECT_TRUE(same(par[t][i], seq[(i + t * 7) % qs.size()])) << t << " " << i;
+        }
+    }
+    std::uint64_t last = 0, calls = 0;
+    plumb::BatchOptions bo;
+    bo.threads = 4;
+    bo.progress = [&](std::uint64_t done, std::uint64_t total) {
+        EXPECT_EQ(total, qs.size());
+        EXPECT_EQ(done, last + 1);
+        last = done;
+        ++calls;
+    };
+    auto batch = p.search_batch(qs, bo);
+    ASSERT_EQ(batch.size(), qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i) EXPECT_TRUE(same(batch[i], seq[i])) << i;
+    EXPECT_EQ(calls, qs.size());
+}
+
+TEST(Pipeline, StageStatistics) {
+    auto p = from_config(kConfig, "s.json");
+    for (int i = 0; i < 10; ++i) p.search({"q", "apple cherry"});
+    plumb::BatchOptions bo;
+    bo.threads = 3;
+    std::vector<plumb::Query> qs(20, plumb::Query{"q", "banana"});
+    p.search_batch(qs, bo);
+    auto st = p.stats();
+    ASSERT_EQ(st.size(), 4u);
+    const char* names[] = {"bm25", "text", "len", "drop"};
+    for (std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(st[i].stage, names[i]);
+        EXPECT_EQ(st[i].count, 30u);
+        EXPECT_GE(st[i].mean_ms, 0.0);
+        EXPECT_LE(st[i].p50_ms, st[i].p99_ms);
+    }
+    auto table = plumb::format_stage_stats(st);
+    EXPECT_NE(table.find("bm25"), std::string::npos);
+    p.reset_stats();
+    EXPECT_EQ(p.stats()[0].count, 0u);
+}
+
+TEST(Registry, DuplicateRegistrationRejected) {
+    plumb::Registry r;
+    plumb::register_builtins(r);
+    EXPECT_THROW(plumb::register_builtins(r), plumb::ConfigError);
+    EXPECT_EQ(r.post_filter_types(),
+              (std::vector<std::string>{"balance", "bias_balance", "dedup", "fair_topk",
+                                        "near_duplicates"}));
+}
+
+TEST(PluginLibrary, LoadsAndScores) {
+    plumb::Registry r;
+    plumb::register_builtins(r);
+    EXPECT_EQ(r.load_library(PLUMB_EXAMPLE_PLUGIN), "example-query-words");
+    auto types = r.rerank_types();
+    EXPECT_NE(std::find(types.begin(), types.end(), "query_words"), types.end());
+    write_file(fixture().dir / "plug.json", R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "rerank": [{"type": "query_words", "depth": 10, "name": "qw"}], "k": 10})");
+    auto p = plumb::load_pipeline(fixture().dir / "plug.json", r);
+    auto res = p.search({"q", "Apple cherry"});
+    // Distinct query words present: d4 2; d1, d3, d2 1 each (ties keep the BM25 order).
+    ASSERT_EQ(ids(res.list), (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+    EXPECT_FLOAT_EQ(res.list.candidates[0].score, 2.0f);
+    EXPECT_FLOAT_EQ(res.list.candidates[1].score, 1.0f);
+    EXPECT_EQ(res.list.candidates[0].trace.back().stage, "qw");
+    // Loading it twice registers "query_words" twice: rejected.
+    EXPECT_THROW(r.load_library(PLUMB_EXAMPLE_PLUGIN), plumb::ConfigError);
+    // Through the configuration's "plugins" list in a fresh registry.
+    plumb::Registry r2;
+    plumb::register_builtins(r2);
+    write_file(fixture().dir / "plug2.json",
+               std::string(R"({"plugins": [")") + PLUMB_EXAMPLE_PLUGIN + R"("],
+        "first_stage": {"type": "bm25", "index": "idx"},
+        "rerank": [{"type": "query_words", "depth": 10}], "k": 10})");
+    auto p2 = plumb::load_pipeline(fixture().dir / "plug2.json", r2);
+    EXPECT_EQ(ids(p2.search({"q", "apple cherry"}).list), ids(res.list));
+}
+
+TEST(PluginLibrary, VersionMismatchAndMissingLibrary) {
+    plumb::Registry r;
+    try {
+        r.load_library(PLUMB_EXAMPLE_PLUGIN_BAD_ABI);
+        FAIL() << "no error";
+    } catch (const plumb::ConfigError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find(PLUMB_EXAMPLE_PLUGIN_BAD_ABI), std::string::npos) << m;
+        EXPECT_NE(m.find("ABI version 999"), std::string::npos) << m;
+    }
+    EXPECT_TRUE(r.rerank_types().empty());
+    EXPECT_THROW(r.load_library(fixture().dir / "no_such_plugin.so"), plumb::ConfigError);
+}
+
+TEST(PipelineCli, RunsConfigIntoTrecRun) {
+    auto& f = fixture();
+    write_file(f.dir / "topics.tsv", "q1\tapple cherry\nq2\tdate\n");
+    write_file(f.dir / "cli.json", R"({"first_stage": {"type": "bm25", "index": "idx"}, "k": 2})");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --stats --threads 2 --config " +
+                      (f.dir / "cli.json").string() + " --topics " +
+                      (f.dir / "topics.tsv").string() + " --output " +
+                      (f.dir / "run.txt").string() + " --tag t > " + (f.dir / "out.txt").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::istringstream run(read_file(f.dir / "run.txt"));
+    std::string q, q0, d, tag;
+    int rank;
+    double score;
+    std::vector<std::string> got;
+    while (run >> q >> q0 >> d >> rank >> score >> tag) got.push_back(q + " " + d + " " + std::to_string(rank));
+    // q2 "date": d5 (length 1) before d4 (length 3).
+    EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
+    EXPECT_NE(read_file(f.dir / "out.txt").find("bm25"), std::string::npos);
+    // A bad configuration fails with a message.
+    write_file(f.dir / "bad.json", R"({"first_stage": {"type": "bm25", "index": "idx", "x": 1}})");
+    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+                      (f.dir / "bad.json").string() + " --topics " +
+                      (f.dir / "topics.tsv").string() + " --output " +
+                      (f.dir / "run2.txt").string() + " 2>/dev/null";
+    EXPECT_NE(std::system(bad.c_str()), 0);
+    EXPECT_FALSE(fs::exists(f.dir / "run2.txt"));
+}
