@@ -19,6 +19,7 @@
 #include "plugin/pipeline.hpp"
 #include "plugin/pipeline_config.hpp"
 #include "plugin/registry.hpp"
+#include "rerank/tk_stage.hpp"
 
 namespace fs = std::filesystem;
 namespace pi = plumb::index;
@@ -508,4 +509,38 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
                       (f.dir / "run2.txt").string() + " 2>/dev/null";
     EXPECT_NE(std::system(bad.c_str()), 0);
     EXPECT_FALSE(fs::exists(f.dir / "run2.txt"));
+}
+
+TEST(PipelineConfig, TkStageFromConfigMatchesTheStageAppliedByHand) {
+    auto& f = fixture();
+    write_file(f.dir / "glove.txt", "apple 1 0 0 0\nbanana 0 1 0 0\ncherry 0 0 1 0\ndate 0 0 0 1\n");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " tk-init --embeddings " +
+                      (f.dir / "glove.txt").string() + " --output " + (f.dir / "tkm").string() +
+                      " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3 > " +
+                      (f.dir / "tk.log").string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(f.dir / "tk.log");
+    auto p = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "rerank": [{"type": "tk", "model": "tkm", "depth": 3, "name": "tk1"}], "k": 10})",
+                         "tk.json");
+    plumb::Query q{"q", "apple cherry"};
+    auto r = p.search(q);
+    // The same model applied by hand to BM25's top 3 (d4 d1 d3) with their text.
+    plumb::rerank::TkStageOptions o;
+    o.depth = 3;
+    auto stage = plumb::rerank::make_tk_stage(f.dir / "tkm", o);
+    std::vector<plumb::Candidate> head = {{"d4", 0, "apple cherry date", {}},
+                                          {"d1", 0, "apple banana apple", {}},
+                                          {"d3", 0, "cherry cherry cherry cherry", {}}};
+    auto s = stage->score(q, head);
+    ASSERT_EQ(s.size(), 3u);
+    std::vector<std::size_t> order = {0, 1, 2};
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return s[a] > s[b]; });
+    ASSERT_EQ(r.list.candidates.size(), 4u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.list.candidates[i].docid, head[order[i]].docid);
+        ASSERT_EQ(r.list.candidates[i].trace.size(), 2u);
+        EXPECT_EQ(r.list.candidates[i].trace[1].stage, "tk1");
+        EXPECT_NEAR(r.list.candidates[i].trace[1].score, s[order[i]], 1e-5);
+    }
+    EXPECT_EQ(r.list.candidates[3].docid, "d2");
 }
