@@ -6,6 +6,7 @@
 
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
+#include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
@@ -32,10 +33,27 @@ struct SearchArgs {
     bool no_stop = false;
     bool skip_bad = false;
     bool quiet = false;
+    std::string pipeline;  ///< JSON pipeline configuration (replaces the BM25 options)
 };
+
+/// `--pipeline FILE`: the configured pipeline instead of plain BM25 (same as `plumb pipeline`).
+void run_pipeline_search(const SearchArgs& a) {
+    plumb::PipelineRunOptions o;
+    o.threads = a.threads;
+    o.tag = a.tag.empty() ? "plumb-pipeline" : a.tag;
+    plumb::cli::ProgressBar bar("search", "queries", !a.quiet);
+    o.progress = bar.callback();
+    plumb::run_pipeline_config(a.pipeline, a.topics, a.output, {}, o, false);
+    bar.finish();
+}
 
 void run_search(const SearchArgs& a) {
     namespace pi = plumb::index;
+    if (!a.pipeline.empty()) {
+        run_pipeline_search(a);
+        return;
+    }
+    if (a.index.empty()) throw plumb::ConfigError("search: --index is required (or --pipeline)");
     pi::IndexOpenOptions open_options;
     if (a.no_stem || a.no_stop) {
         // An explicit analysis request must match the index's.
@@ -91,7 +109,12 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         "search",
         "Batch BM25 retrieval (exact document lengths; optional RM3) of a topics file "
         "(TSV qid<TAB>query or BEIR queries.jsonl) into a TREC run");
-    cmd->add_option("--index,-i", args->index, "Index directory (plumb index)")->required();
+    cmd->add_option("--index,-i", args->index,
+                    "Index directory (plumb index); required unless --pipeline is given");
+    cmd->add_option("--pipeline", args->pipeline,
+                    "JSON pipeline configuration (see `plumb pipeline`); only --topics, "
+                    "--output, --threads, --tag and --quiet apply")
+        ->check(CLI::ExistingFile);
     cmd->add_option("--topics", args->topics, "Topics file")->required();
     cmd->add_option("--output,-o", args->output, "Output run file (written atomically)")
         ->required();

@@ -23,7 +23,7 @@ double ms_since(Clock::time_point t0) {
 struct Pipeline::Impl {
     PipelineSpec spec;
     std::size_t candidates = 0;
-    std::size_t text_depth = 0;      ///< candidates fetched before the first text stage
+    std::size_t text_depth = 0;        ///< candidates fetched before the first text stage
     std::size_t first_text_stage = 0;  ///< index of the first re-ranker needing text
     bool fetch_text = false;
     std::vector<std::string> names;  ///< stats slots, pipeline order
@@ -150,8 +150,10 @@ SearchResult Pipeline::search(const Query& query) const {
 std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
                                                  const BatchOptions& options) const {
     std::vector<SearchResult> results(queries.size());
-    unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, queries.size())));
+    unsigned threads =
+        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(
+        std::min<std::size_t>(threads, std::max<std::size_t>(1, queries.size())));
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::mutex progress_mutex;
@@ -186,7 +188,8 @@ std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
         for (auto& t : pool) t.join();
     }
     if (error) std::rethrow_exception(error);
-    if (options.cancel && options.cancel->requested()) throw Error("pipeline: batch search cancelled");
+    if (options.cancel && options.cancel->requested())
+        throw Error("pipeline: batch search cancelled");
     return results;
 }
 

@@ -35,9 +35,9 @@ struct PipelineSpec {
     std::vector<std::shared_ptr<const RerankStage>> rerankers;
     std::vector<std::shared_ptr<const PostFilter>> post_filters;
     std::shared_ptr<const DocumentSource> documents;  ///< needed when a stage needs text
-    std::size_t k = 100;            ///< results returned per query
-    std::size_t candidates = 0;     ///< first-stage depth; 0 = max(k, largest re-rank depth)
-    bool return_text = false;       ///< results carry passage text
+    std::size_t k = 100;                              ///< results returned per query
+    std::size_t candidates = 0;  ///< first-stage depth; 0 = max(k, largest re-rank depth)
+    bool return_text = false;    ///< results carry passage text
 };
 
 /// Wall-clock time of one stage in one search.
@@ -62,8 +62,8 @@ struct StageStats {
 };
 
 struct BatchOptions {
-    unsigned threads = 1;          ///< host threads calling search(); 0 = hardware concurrency
-    ProgressCallback progress;     ///< (queries done, total)
+    unsigned threads = 1;       ///< host threads calling search(); 0 = hardware concurrency
+    ProgressCallback progress;  ///< (queries done, total)
     const CancelToken* cancel = nullptr;  ///< checked between queries (Error "cancelled")
 };
 

@@ -44,7 +44,9 @@ struct PluginScorer {
 class PluginStage : public RerankStage {
 public:
     PluginStage(PluginScorer scorer, void* instance, std::string name, std::size_t depth)
-        : m_scorer(std::move(scorer)), m_instance(instance), m_name(std::move(name)),
+        : m_scorer(std::move(scorer)),
+          m_instance(instance),
+          m_name(std::move(name)),
           m_depth(depth) {}
     ~PluginStage() override {
         if (m_scorer.destroy) m_scorer.destroy(m_instance);
@@ -86,7 +88,8 @@ std::vector<std::string> keys_of(const std::map<std::string, F>& m) {
 
 template <class F>
 const F& find_factory(const std::map<std::string, F>& m, const json& config, const char* kind) {
-    if (!config.is_object()) throw ConfigError(std::string(kind) + ": configuration must be an object");
+    if (!config.is_object())
+        throw ConfigError(std::string(kind) + ": configuration must be an object");
     auto t = config.find("type");
     if (t == config.end() || !t->is_string()) {
         throw ConfigError(std::string(kind) + ": missing \"type\" (known: " + join(keys_of(m)) +
@@ -191,7 +194,7 @@ extern "C" int plumb_registry_register_scorer(void* host, const char* name,
         PluginScorer scorer{st.library, st.plugin, create, score, destroy};
         std::string type = name;
         st.added[type] = [scorer, type](const json& config,
-                                               StageContext&) -> std::shared_ptr<const RerankStage> {
+                                        StageContext&) -> std::shared_ptr<const RerankStage> {
             const std::string where = "re-rank stage " + type;
             check_keys(config, {"depth", "name", "config"}, where);
             std::size_t depth = config_size(config, "depth", 100, where);
@@ -228,7 +231,8 @@ std::string Registry::load_library(const std::filesystem::path& path) {
         const char* e = dlerror();
         throw ConfigError(where + ": cannot load: " + (e ? e : "unknown error"));
     }
-    auto entry = reinterpret_cast<plumb_plugin_entry_fn>(dlsym(lib->handle, PLUMB_PLUGIN_ENTRY_SYMBOL));
+    auto entry =
+        reinterpret_cast<plumb_plugin_entry_fn>(dlsym(lib->handle, PLUMB_PLUGIN_ENTRY_SYMBOL));
     if (!entry) throw ConfigError(where + ": no entry point " PLUMB_PLUGIN_ENTRY_SYMBOL);
     const plumb_plugin_info* info = entry();
     if (!info) throw ConfigError(where + ": entry point returned no plugin info");
@@ -243,7 +247,8 @@ std::string Registry::load_library(const std::filesystem::path& path) {
     plumb_host_api api{PLUMB_PLUGIN_ABI_VERSION, &state, &plumb_registry_register_scorer};
     int rc = info->register_scorers(&api);
     if (!state.error.empty()) throw ConfigError(where + ": " + state.error);
-    if (rc != 0) throw ConfigError(where + ": registration failed (code " + std::to_string(rc) + ")");
+    if (rc != 0)
+        throw ConfigError(where + ": registration failed (code " + std::to_string(rc) + ")");
     m_impl->rerankers.merge(state.added);
     m_impl->libraries.push_back(lib);
     return plugin_name;
@@ -259,8 +264,8 @@ void check_keys(const json& config, std::initializer_list<std::string_view> allo
         if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
         std::string known;
         for (auto k : allowed) known += (known.empty() ? "" : ", ") + std::string(k);
-        throw ConfigError(where + ": unknown key \"" + it.key() + "\" (known: " +
-                          (known.empty() ? "none" : known) + ")");
+        throw ConfigError(where + ": unknown key \"" + it.key() +
+                          "\" (known: " + (known.empty() ? "none" : known) + ")");
     }
 }
 

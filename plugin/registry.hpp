@@ -18,11 +18,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "plugin/document_source.hpp"
 #include "plugin/stage.hpp"
@@ -50,7 +49,8 @@ public:
 
     /// A shared resource by key (e.g. "index:/abs/path"), created by `make` on first use.
     template <class T>
-    std::shared_ptr<T> shared(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
+    std::shared_ptr<T> shared(const std::string& key,
+                              const std::function<std::shared_ptr<T>()>& make) {
         std::lock_guard lock(m_mutex);
         auto it = m_resources.find(key);
         if (it != m_resources.end()) return std::any_cast<std::shared_ptr<T>>(it->second);
@@ -66,8 +66,8 @@ private:
     std::map<std::string, std::any> m_resources;
 };
 
-using RetrieverFactory =
-    std::function<std::shared_ptr<const Retriever>(const nlohmann::json& config, StageContext& ctx)>;
+using RetrieverFactory = std::function<std::shared_ptr<const Retriever>(
+    const nlohmann::json& config, StageContext& ctx)>;
 using RerankFactory = std::function<std::shared_ptr<const RerankStage>(const nlohmann::json& config,
                                                                        StageContext& ctx)>;
 using PostFilterFactory = std::function<std::shared_ptr<const PostFilter>(
@@ -122,8 +122,8 @@ std::string config_string(const nlohmann::json& config, const std::string& key,
 /// Required string (ConfigError when missing).
 std::string config_required_string(const nlohmann::json& config, const std::string& key,
                                    const std::string& where);
-std::size_t config_size(const nlohmann::json& config, const std::string& key,
-                        std::size_t fallback, const std::string& where);
+std::size_t config_size(const nlohmann::json& config, const std::string& key, std::size_t fallback,
+                        const std::string& where);
 double config_double(const nlohmann::json& config, const std::string& key, double fallback,
                      const std::string& where);
 bool config_bool(const nlohmann::json& config, const std::string& key, bool fallback,

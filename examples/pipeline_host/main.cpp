@@ -14,14 +14,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        plumb::Registry registry;              // the host owns the registry
-        plumb::register_builtins(registry);    // bm25, dense, hybrid, tk, cat, ... post-filters
+        plumb::Registry registry;            // the host owns the registry
+        plumb::register_builtins(registry);  // bm25, dense, hybrid, tk, cat, ... post-filters
         plumb::Pipeline pipeline = plumb::load_pipeline(argv[1], registry);
         plumb::SearchResult result = pipeline.search({"q", argv[2]});
         std::size_t rank = 0;
         for (const plumb::Candidate& c : result.list.candidates) {
             std::printf("%zu %s %.4f", ++rank, c.docid.c_str(), c.score);
-            for (const plumb::StageScore& s : c.trace) std::printf(" %s=%.4f", s.stage.c_str(), s.score);
+            for (const plumb::StageScore& s : c.trace)
+                std::printf(" %s=%.4f", s.stage.c_str(), s.score);
             std::printf("\n");
         }
         for (const plumb::StageTiming& t : result.timings) {

@@ -55,6 +55,7 @@ const plumb_plugin_info info = {PLUMB_EXAMPLE_ABI_VERSION, "example-query-words"
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const plumb_plugin_info* plumb_plugin_entry(void) {
+extern "C" __attribute__((visibility("default"))) const plumb_plugin_info* plumb_plugin_entry(
+    void) {
     return &info;
 }

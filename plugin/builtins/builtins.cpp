@@ -32,8 +32,8 @@ std::string key_of(const std::filesystem::path& p) {
 /// The passage index at `dir`, opened once per context.
 std::shared_ptr<const index::PassageIndex> passage_index(StageContext& ctx,
                                                          const std::filesystem::path& dir) {
-    return ctx.shared<const index::PassageIndex>(
-        "index:" + key_of(dir), [&] { return index::PassageIndex::open(dir); });
+    return ctx.shared<const index::PassageIndex>("index:" + key_of(dir),
+                                                 [&] { return index::PassageIndex::open(dir); });
 }
 
 std::size_t positive(std::size_t v, const char* key, const std::string& where) {
@@ -43,9 +43,9 @@ std::size_t positive(std::size_t v, const char* key, const std::string& where) {
 
 std::shared_ptr<const Retriever> make_bm25(const json& c, StageContext& ctx) {
     const std::string where = "first stage bm25";
-    check_keys(c, {"index", "k1", "b", "rm3", "fb_docs", "fb_terms", "original_query_weight",
-                   "threads"},
-               where);
+    check_keys(
+        c, {"index", "k1", "b", "rm3", "fb_docs", "fb_terms", "original_query_weight", "threads"},
+        where);
     auto dir = ctx.resolve(config_required_string(c, "index", where));
     index::SearchOptions o;
     o.bm25.k1 = static_cast<float>(config_double(c, "k1", o.bm25.k1, where));
@@ -55,7 +55,8 @@ std::shared_ptr<const Retriever> make_bm25(const json& c, StageContext& ctx) {
     o.rm3_params.fb_terms = config_size(c, "fb_terms", o.rm3_params.fb_terms, where);
     o.rm3_params.original_query_weight = static_cast<float>(
         config_double(c, "original_query_weight", o.rm3_params.original_query_weight, where));
-    auto threads = static_cast<unsigned>(positive(config_size(c, "threads", 1, where), "threads", where));
+    auto threads =
+        static_cast<unsigned>(positive(config_size(c, "threads", 1, where), "threads", where));
     auto idx = passage_index(ctx, dir);
     auto searcher = ctx.shared<const index::Bm25Searcher>(
         "bm25:" + key_of(dir), [&] { return std::make_shared<const index::Bm25Searcher>(idx); });
@@ -78,8 +79,9 @@ rerank::BiEncoderOptions bi_encoder_options(const json& c, const std::string& wh
 
 std::shared_ptr<const Retriever> make_dense(const json& c, StageContext& ctx) {
     const std::string where = "first stage dense";
-    check_keys(c, {"model", "vectors", "index", "name", "batch_size", "pooling", "similarity",
-                   "ef_search", "threads"},
+    check_keys(c,
+               {"model", "vectors", "index", "name", "batch_size", "pooling", "similarity",
+                "ef_search", "threads"},
                where);
     auto model = ctx.resolve(config_required_string(c, "model", where));
     auto vectors = ctx.resolve(config_required_string(c, "vectors", where));
@@ -89,7 +91,8 @@ std::shared_ptr<const Retriever> make_dense(const json& c, StageContext& ctx) {
     if (c.contains("index")) {
         ctx.offer_documents(passage_index(ctx, ctx.resolve(config_string(c, "index", "", where))));
     }
-    std::shared_ptr<const rerank::BiEncoder> encoder = rerank::BiEncoder::from_folder(model, options);
+    std::shared_ptr<const rerank::BiEncoder> encoder =
+        rerank::BiEncoder::from_folder(model, options);
     auto dense = std::make_shared<const rerank::DenseIndex>(
         rerank::DenseIndex::load(vectors, encoder->dim(), ef));
     return std::make_shared<rerank::DenseRetriever>(encoder, dense, name);
@@ -100,7 +103,10 @@ class HybridRetriever : public Retriever {
 public:
     HybridRetriever(std::vector<std::shared_ptr<const Retriever>> parts, std::string method,
                     double alpha, double rrf_k, std::string name)
-        : m_parts(std::move(parts)), m_method(std::move(method)), m_alpha(alpha), m_rrf_k(rrf_k),
+        : m_parts(std::move(parts)),
+          m_method(std::move(method)),
+          m_alpha(alpha),
+          m_rrf_k(rrf_k),
           m_name(std::move(name)) {}
     std::string name() const override { return m_name; }
     std::vector<RankedList> retrieve(std::span<const Query> queries, std::size_t k) const override {
@@ -109,7 +115,8 @@ public:
         std::vector<RankedList> out;
         for (std::size_t q = 0; q < queries.size(); ++q) {
             std::vector<RankedList> lists;
-            for (auto& r : runs) lists.push_back(q < r.size() ? r[q] : RankedList{queries[q].id, {}});
+            for (auto& r : runs)
+                lists.push_back(q < r.size() ? r[q] : RankedList{queries[q].id, {}});
             RankedList fused =
                 m_method == "rrf"
                     ? rerank::reciprocal_rank_fusion(lists, m_rrf_k, k, m_name)
@@ -167,15 +174,17 @@ std::shared_ptr<const RerankStage> make_tk(const json& c, StageContext& ctx) {
 
 std::shared_ptr<const RerankStage> make_cat(const json& c, StageContext& ctx) {
     const std::string where = "re-rank stage cat";
-    check_keys(c, {"model", "depth", "name", "batch_size", "max_length", "label", "log_softmax",
-                   "threads"},
-               where);
+    check_keys(
+        c,
+        {"model", "depth", "name", "batch_size", "max_length", "label", "log_softmax", "threads"},
+        where);
     rerank::CrossEncoderOptions o;
     o.depth = positive(config_size(c, "depth", o.depth, where), "depth", where);
     o.batch_size = positive(config_size(c, "batch_size", o.batch_size, where), "batch_size", where);
     o.max_length = positive(config_size(c, "max_length", o.max_length, where), "max_length", where);
     if (c.contains("label")) {
-        if (!c["label"].is_number_integer()) throw ConfigError(where + ": \"label\" must be an integer");
+        if (!c["label"].is_number_integer())
+            throw ConfigError(where + ": \"label\" must be an integer");
         o.label = c["label"].get<std::int64_t>();
     }
     o.log_softmax = config_bool(c, "log_softmax", false, where);
@@ -228,8 +237,7 @@ void register_builtins(Registry& registry) {
     registry.add_rerank("cat", make_cat);
     registry.add_rerank("dot", make_dot);
     registry.add_rerank("torchscript", make_torchscript);
-    for (const char* type :
-         {"fair_topk", "bias_balance", "balance", "near_duplicates", "dedup"}) {
+    for (const char* type : {"fair_topk", "bias_balance", "balance", "near_duplicates", "dedup"}) {
         registry.add_post_filter(type, make_bias_filter);
     }
 }

@@ -40,9 +40,9 @@ namespace plumb {
 void register_builtins(Registry& registry);
 
 struct PipelineRunOptions {
-    unsigned threads = 1;        ///< host threads (queries in parallel)
-    std::string tag = "plumb";   ///< run tag (column 6)
-    ProgressCallback progress;   ///< (queries done, total)
+    unsigned threads = 1;       ///< host threads (queries in parallel)
+    std::string tag = "plumb";  ///< run tag (column 6)
+    ProgressCallback progress;  ///< (queries done, total)
     const CancelToken* cancel = nullptr;
 };
 

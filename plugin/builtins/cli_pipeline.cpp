@@ -22,9 +22,10 @@ struct PipelineArgs {
 
 void setup(CLI::App& app) {
     auto args = std::make_shared<PipelineArgs>();
-    auto* cmd = app.add_subcommand(
-        "pipeline", "Run a JSON-configured pipeline (first stage, re-rankers, post-filters) "
-                    "over a topics file into a TREC run");
+    auto* cmd =
+        app.add_subcommand("pipeline",
+                           "Run a JSON-configured pipeline (first stage, re-rankers, post-filters) "
+                           "over a topics file into a TREC run");
     cmd->add_option("--config", args->config, "pipeline configuration (JSON)")
         ->required()
         ->check(CLI::ExistingFile);

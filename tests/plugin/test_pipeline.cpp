@@ -1,6 +1,7 @@
 // The embeddable pipeline: builder, JSON configuration, registry errors, concurrency, the C-ABI
 // plugin library, per-stage statistics, the `plumb pipeline` CLI.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -10,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "index/bm25_retriever.hpp"
 #include "index/index_builder.hpp"
@@ -56,8 +56,7 @@ struct Fixture {
 Fixture& fixture() {
     static Fixture* f = [] {
         auto* x = new Fixture;
-        x->dir = fs::temp_directory_path() /
-                 ("plumb_test_pipeline_" + std::to_string(::getpid()));
+        x->dir = fs::temp_directory_path() / ("plumb_test_pipeline_" + std::to_string(::getpid()));
         fs::create_directories(x->dir);
         write_file(x->dir / "c.tsv", kCorpus);
         pi::IndexBuildOptions o;
@@ -74,9 +73,8 @@ Fixture& fixture() {
 struct Cleanup : ::testing::Environment {
     void TearDown() override {
         std::error_code ec;
-        fs::remove_all(fs::temp_directory_path() /
-                           ("plumb_test_pipeline_" + std::to_string(::getpid())),
-                       ec);
+        fs::remove_all(
+            fs::temp_directory_path() / ("plumb_test_pipeline_" + std::to_string(::getpid())), ec);
     }
 };
 const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
@@ -257,7 +255,10 @@ TEST(Pipeline, InvalidSpecs) {
     EXPECT_THROW(plumb::Pipeline::Builder().build(), plumb::InvalidArgument);
     auto bm25 = std::make_shared<pi::Bm25Retriever>(f.searcher);
     // A stage needing text without a document source.
-    EXPECT_THROW(plumb::Pipeline::Builder().first_stage(bm25).rerank(std::make_shared<LengthStage>(3)).build(),
+    EXPECT_THROW(plumb::Pipeline::Builder()
+                     .first_stage(bm25)
+                     .rerank(std::make_shared<LengthStage>(3))
+                     .build(),
                  plumb::InvalidArgument);
     EXPECT_THROW(plumb::Pipeline::Builder().first_stage(bm25).k(0).build(), plumb::InvalidArgument);
     // Duplicate stage names.
@@ -363,8 +364,8 @@ TEST(PipelineConfig, BuiltinNearDuplicatesFilter) {
 TEST(Pipeline, ConcurrentSearchesEqualSequential) {
     auto p = from_config(kConfig, "c.json");
     std::vector<plumb::Query> qs;
-    const char* texts[] = {"apple", "cherry", "apple cherry", "banana", "date", "banana date",
-                           "cherry date apple", "nothing here"};
+    const char* texts[] = {"apple", "cherry",      "apple cherry",      "banana",
+                           "date",  "banana date", "cherry date apple", "nothing here"};
     for (int i = 0; i < 40; ++i) qs.push_back({"q" + std::to_string(i), texts[i % 8]});
     std::vector<plumb::SearchResult> seq;
     for (const auto& q : qs) seq.push_back(p.search(q));
@@ -436,9 +437,8 @@ TEST(Registry, DuplicateRegistrationRejected) {
     plumb::Registry r;
     plumb::register_builtins(r);
     EXPECT_THROW(plumb::register_builtins(r), plumb::ConfigError);
-    EXPECT_EQ(r.post_filter_types(),
-              (std::vector<std::string>{"balance", "bias_balance", "dedup", "fair_topk",
-                                        "near_duplicates"}));
+    EXPECT_EQ(r.post_filter_types(), (std::vector<std::string>{"balance", "bias_balance", "dedup",
+                                                               "fair_topk", "near_duplicates"}));
 }
 
 TEST(PluginLibrary, LoadsAndScores) {
@@ -497,7 +497,8 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
     int rank;
     double score;
     std::vector<std::string> got;
-    while (run >> q >> q0 >> d >> rank >> score >> tag) got.push_back(q + " " + d + " " + std::to_string(rank));
+    while (run >> q >> q0 >> d >> rank >> score >> tag)
+        got.push_back(q + " " + d + " " + std::to_string(rank));
     // q2 "date": d5 (length 1) before d4 (length 3).
     EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
     EXPECT_NE(read_file(f.dir / "out.txt").find("bm25"), std::string::npos);
@@ -513,7 +514,8 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
 
 TEST(PipelineConfig, TkStageFromConfigMatchesTheStageAppliedByHand) {
     auto& f = fixture();
-    write_file(f.dir / "glove.txt", "apple 1 0 0 0\nbanana 0 1 0 0\ncherry 0 0 1 0\ndate 0 0 0 1\n");
+    write_file(f.dir / "glove.txt",
+               "apple 1 0 0 0\nbanana 0 1 0 0\ncherry 0 0 1 0\ndate 0 0 0 1\n");
     std::string cmd = std::string(PLUMB_CLI_PATH) + " tk-init --embeddings " +
                       (f.dir / "glove.txt").string() + " --output " + (f.dir / "tkm").string() +
                       " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3 > " +
@@ -543,4 +545,29 @@ TEST(PipelineConfig, TkStageFromConfigMatchesTheStageAppliedByHand) {
         EXPECT_NEAR(r.list.candidates[i].trace[1].score, s[order[i]], 1e-5);
     }
     EXPECT_EQ(r.list.candidates[3].docid, "d2");
+}
+
+TEST(PipelineCli, SearchWithPipelineOption) {
+    auto& f = fixture();
+    write_file(f.dir / "topics2.tsv", "q1\tapple cherry\n");
+    write_file(f.dir / "s.json", R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "post_filters": [{"type": "dedup", "shingle": 1, "threshold": 0.5}], "k": 10})");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " search -q --pipeline " +
+                      (f.dir / "s.json").string() + " --topics " +
+                      (f.dir / "topics2.tsv").string() + " --output " +
+                      (f.dir / "srun.txt").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::istringstream run(read_file(f.dir / "srun.txt"));
+    std::string q, q0, d, tag;
+    int rank;
+    double score;
+    std::vector<std::string> got;
+    while (run >> q >> q0 >> d >> rank >> score >> tag) got.push_back(d);
+    // As in BuiltinNearDuplicatesFilter: d2 removed.
+    EXPECT_EQ(got, (std::vector<std::string>{"d4", "d1", "d3"}));
+    // Neither --index nor --pipeline: an error.
+    std::string bad = std::string(PLUMB_CLI_PATH) + " search -q --topics " +
+                      (f.dir / "topics2.tsv").string() + " --output " +
+                      (f.dir / "srun2.txt").string() + " 2>/dev/null";
+    EXPECT_NE(std::system(bad.c_str()), 0);
 }
