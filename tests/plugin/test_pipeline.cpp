@@ -571,3 +571,31 @@ TEST(PipelineCli, SearchWithPipelineOption) {
                       (f.dir / "srun2.txt").string() + " 2>/dev/null";
     EXPECT_NE(std::system(bad.c_str()), 0);
 }
+
+TEST(PipelineConfig, HybridInterpolationMinMax) {
+    auto p = from_config(R"({"first_stage": {"type": "hybrid", "method": "interp", "alpha": 0.25,
+        "stages": [{"type": "bm25", "index": "idx"}, {"type": "bm25", "index": "idx"}]}})",
+                         "hi.json");
+    auto r = p.search({"q", "apple cherry"});
+    ASSERT_EQ(ids(r.list), (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+    // Both lists alike: 0.25 x + 0.75 x = x = (s - 0.5636) / (1.3744 - 0.5636).
+    EXPECT_NEAR(r.list.candidates[0].score, 1.0, 1e-6);
+    EXPECT_NEAR(r.list.candidates[1].score, (1.1257 - 0.5636) / (1.3744 - 0.5636), 2e-3);
+    EXPECT_NEAR(r.list.candidates[2].score, (0.8042 - 0.5636) / (1.3744 - 0.5636), 2e-3);
+    EXPECT_NEAR(r.list.candidates[3].score, 0.0, 1e-6);
+    EXPECT_THROW(from_config(R"({"first_stage": {"type": "hybrid", "method": "interp",
+        "stages": [{"type": "bm25", "index": "idx"}]}})",
+                             "hb.json"),
+                 plumb::ConfigError);
+}
+
+TEST(Pipeline, CancelledBatchThrows) {
+    auto p = from_config(kConfig, "x.json");
+    std::vector<plumb::Query> qs(5, plumb::Query{"q", "apple"});
+    plumb::CancelToken cancel;
+    cancel.request();
+    plumb::BatchOptions bo;
+    bo.cancel = &cancel;
+    EXPECT_THROW(p.search_batch(qs, bo), plumb::Error);
+    EXPECT_EQ(p.stats()[0].count, 0u);
+}
