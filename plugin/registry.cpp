@@ -141,19 +141,25 @@ void Registry::add_post_filter(const std::string& type, PostFilterFactory factor
 
 std::shared_ptr<const Retriever> Registry::make_retriever(const json& config,
                                                           StageContext& ctx) const {
-    auto s = find_factory(m_impl->retrievers, config, "first stage")(config, ctx);
+    const auto& factory = find_factory(m_impl->retrievers, config, "first stage");
+    ctx.set_registry(this);
+    auto s = factory(config, ctx);
     if (!s) throw ConfigError("first stage: factory returned no stage");
     return s;
 }
 std::shared_ptr<const RerankStage> Registry::make_rerank(const json& config,
                                                          StageContext& ctx) const {
-    auto s = find_factory(m_impl->rerankers, config, "re-rank stage")(config, ctx);
+    const auto& factory = find_factory(m_impl->rerankers, config, "re-rank stage");
+    ctx.set_registry(this);
+    auto s = factory(config, ctx);
     if (!s) throw ConfigError("re-rank stage: factory returned no stage");
     return s;
 }
 std::shared_ptr<const PostFilter> Registry::make_post_filter(const json& config,
                                                              StageContext& ctx) const {
-    auto s = find_factory(m_impl->filters, config, "post-filter")(config, ctx);
+    const auto& factory = find_factory(m_impl->filters, config, "post-filter");
+    ctx.set_registry(this);
+    auto s = factory(config, ctx);
     if (!s) throw ConfigError("post-filter: factory returned no filter");
     return s;
 }

@@ -28,6 +28,8 @@
 
 namespace plumb {
 
+class Registry;
+
 /// Shared state while one pipeline (or several) is built from configurations.
 class StageContext {
 public:
@@ -47,6 +49,11 @@ public:
         m_documents = std::move(documents);
     }
 
+    /// The registry currently creating a stage (set by Registry::make_*; lets composite stages
+    /// such as "hybrid" create their parts). Null outside a factory call.
+    const Registry* registry() const noexcept { return m_registry; }
+    void set_registry(const Registry* registry) noexcept { m_registry = registry; }
+
     /// A shared resource by key (e.g. "index:/abs/path"), created by `make` on first use.
     template <class T>
     std::shared_ptr<T> shared(const std::string& key,
@@ -62,6 +69,7 @@ public:
 private:
     std::filesystem::path m_base_dir;
     std::shared_ptr<const DocumentSource> m_documents;
+    const Registry* m_registry = nullptr;
     std::mutex m_mutex;
     std::map<std::string, std::any> m_resources;
 };

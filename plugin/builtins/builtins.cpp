@@ -134,31 +134,30 @@ private:
     std::string m_name;
 };
 
-std::function<std::shared_ptr<const Retriever>(const json&, StageContext&)> hybrid_factory(
-    const Registry& registry) {
-    return [&registry](const json& c, StageContext& ctx) -> std::shared_ptr<const Retriever> {
-        const std::string where = "first stage hybrid";
-        check_keys(c, {"stages", "method", "alpha", "rrf_k", "name"}, where);
-        auto it = c.find("stages");
-        if (it == c.end() || !it->is_array() || it->size() < 2) {
-            throw ConfigError(where + ": \"stages\" must be an array of at least two first stages");
-        }
-        std::string method = config_string(c, "method", "rrf", where);
-        if (method != "rrf" && method != "interp") {
-            throw ConfigError(where + ": unknown method \"" + method + "\" (known: rrf, interp)");
-        }
-        if (method == "interp" && it->size() != 2) {
-            throw ConfigError(where + ": \"interp\" fuses exactly two stages");
-        }
-        double alpha = config_double(c, "alpha", 0.5, where);
-        if (!(alpha >= 0 && alpha <= 1)) throw ConfigError(where + ": \"alpha\" must be in [0, 1]");
-        double rrf_k = config_double(c, "rrf_k", 60.0, where);
-        if (rrf_k < 0) throw ConfigError(where + ": \"rrf_k\" must be >= 0");
-        std::vector<std::shared_ptr<const Retriever>> parts;
-        for (const auto& s : *it) parts.push_back(registry.make_retriever(s, ctx));
-        return std::make_shared<HybridRetriever>(std::move(parts), method, alpha, rrf_k,
-                                                 config_string(c, "name", "hybrid", where));
-    };
+std::shared_ptr<const Retriever> make_hybrid(const json& c, StageContext& ctx) {
+    const std::string where = "first stage hybrid";
+    check_keys(c, {"stages", "method", "alpha", "rrf_k", "name"}, where);
+    auto it = c.find("stages");
+    if (it == c.end() || !it->is_array() || it->size() < 2) {
+        throw ConfigError(where + ": \"stages\" must be an array of at least two first stages");
+    }
+    std::string method = config_string(c, "method", "rrf", where);
+    if (method != "rrf" && method != "interp") {
+        throw ConfigError(where + ": unknown method \"" + method + "\" (known: rrf, interp)");
+    }
+    if (method == "interp" && it->size() != 2) {
+        throw ConfigError(where + ": \"interp\" fuses exactly two stages");
+    }
+    double alpha = config_double(c, "alpha", 0.5, where);
+    if (!(alpha >= 0 && alpha <= 1)) throw ConfigError(where + ": \"alpha\" must be in [0, 1]");
+    double rrf_k = config_double(c, "rrf_k", 60.0, where);
+    if (rrf_k < 0) throw ConfigError(where + ": \"rrf_k\" must be >= 0");
+    std::vector<std::shared_ptr<const Retriever>> parts;
+    const Registry* registry = ctx.registry();
+    if (!registry) throw ConfigError(where + ": no registry in the stage context");
+    for (const auto& s : *it) parts.push_back(registry->make_retriever(s, ctx));
+    return std::make_shared<HybridRetriever>(std::move(parts), method, alpha, rrf_k,
+                                             config_string(c, "name", "hybrid", where));
 }
 
 std::shared_ptr<const RerankStage> make_tk(const json& c, StageContext& ctx) {
@@ -232,7 +231,7 @@ std::shared_ptr<const PostFilter> make_bias_filter(const json& c, StageContext& 
 void register_builtins(Registry& registry) {
     registry.add_retriever("bm25", make_bm25);
     registry.add_retriever("dense", make_dense);
-    registry.add_retriever("hybrid", hybrid_factory(registry));
+    registry.add_retriever("hybrid", make_hybrid);
     registry.add_rerank("tk", make_tk);
     registry.add_rerank("cat", make_cat);
     registry.add_rerank("dot", make_dot);

@@ -599,3 +599,14 @@ TEST(Pipeline, CancelledBatchThrows) {
     EXPECT_THROW(p.search_batch(qs, bo), plumb::Error);
     EXPECT_EQ(p.stats()[0].count, 0u);
 }
+
+TEST(Registry, MovedRegistryStillBuildsCompositeStages) {
+    plumb::Registry a;
+    plumb::register_builtins(a);
+    plumb::Registry b = std::move(a);
+    write_file(fixture().dir / "mv.json", R"({"first_stage": {"type": "hybrid",
+        "stages": [{"type": "bm25", "index": "idx"}, {"type": "bm25", "index": "idx"}]}})");
+    auto p = plumb::load_pipeline(fixture().dir / "mv.json", b);
+    EXPECT_EQ(ids(p.search({"q", "apple cherry"}).list),
+              (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+}
