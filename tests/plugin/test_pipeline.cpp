@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -609,4 +610,42 @@ TEST(Registry, MovedRegistryStillBuildsCompositeStages) {
     auto p = plumb::load_pipeline(fixture().dir / "mv.json", b);
     EXPECT_EQ(ids(p.search({"q", "apple cherry"}).list),
               (std::vector<std::string>{"d4", "d1", "d3", "d2"}));
+}
+
+namespace {
+/// Sleeps 80 ms on its first call and 1 ms on every other call (needs no text).
+class SleepStage : public plumb::RerankStage {
+public:
+    std::string name() const override { return "sleep"; }
+    std::size_t depth() const override { return 1; }
+    plumb::StageNeeds needs() const override { return {false}; }
+    std::vector<float> score(const plumb::Query&,
+                             std::span<const plumb::Candidate> c) const override {
+        bool first = m_calls.fetch_add(1) == 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(first ? 80 : 1));
+        return std::vector<float>(c.size(), 1.0f);
+    }
+
+private:
+    mutable std::atomic<int> m_calls{0};
+};
+}  // namespace
+
+TEST(Pipeline, StatisticsUseNearestRankPercentiles) {
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(fixture().searcher))
+                 .rerank(std::make_shared<SleepStage>())
+                 .build();
+    for (int i = 0; i < 100; ++i) p.search({"q", "apple"});
+    auto st = p.stats();
+    ASSERT_EQ(st.size(), 2u);
+    EXPECT_EQ(st[1].stage, "sleep");
+    EXPECT_EQ(st[1].count, 100u);
+    // 99 samples of >= 1 ms and one of >= 80 ms: mean >= (80 + 99) / 100; the nearest-rank p99
+    // is the 99th smallest sample, i.e. not the 80 ms outlier; p50 >= 1 ms.
+    EXPECT_GE(st[1].mean_ms, 1.79);
+    EXPECT_GE(st[1].p50_ms, 1.0);
+    EXPECT_LT(st[1].p50_ms, 80.0);
+    EXPECT_LT(st[1].p99_ms, 80.0);
+    EXPECT_GE(st[1].p99_ms, st[1].p50_ms);
 }
