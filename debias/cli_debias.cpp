@@ -25,13 +25,7 @@ namespace db = plumb::debias;
 using ull = unsigned long long;
 
 CLI::App& debias_app(CLI::App& app) {
-    try {
-        return *app.get_subcommand("debias");
-    } catch (const CLI::OptionNotFound&) {
-        auto* d = app.add_subcommand("debias", "Audits and transformations of retrieval data");
-        d->require_subcommand(1);
-        return *d;
-    }
+    return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
 }
 
 void print_file(const std::filesystem::path& path) {

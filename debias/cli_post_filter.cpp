@@ -29,13 +29,7 @@ namespace {
 using nlohmann::json;
 
 CLI::App& debias_app(CLI::App& app) {
-    try {
-        return *app.get_subcommand("debias");
-    } catch (const CLI::OptionNotFound&) {
-        auto* d = app.add_subcommand("debias", "Audits and transformations of retrieval data");
-        d->require_subcommand(1);
-        return *d;
-    }
+    return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
 }
 
 /// Passage texts of the docids of a run, read from a corpus file.

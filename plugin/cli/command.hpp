@@ -22,6 +22,20 @@ struct CommandEntry {
 
 std::vector<CommandEntry>& command_table();
 
+/// The subcommand `name` of `app`, added (with `description`, requiring a subcommand of its
+/// own) when no earlier registrar created it: several folders attach subcommands to one group
+/// such as `plumb debias`, whatever order their registrars run in.
+inline CLI::App& command_group(CLI::App& app, const std::string& name,
+                               const std::string& description) {
+    try {
+        return *app.get_subcommand(name);
+    } catch (const CLI::OptionNotFound&) {
+        auto* group = app.add_subcommand(name, description);
+        group->require_subcommand(1);
+        return *group;
+    }
+}
+
 struct CommandRegistrar {
     CommandRegistrar(std::string name, CommandSetup setup) {
         command_table().push_back({std::move(name), std::move(setup)});
