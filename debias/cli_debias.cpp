@@ -116,6 +116,7 @@ void run_gender(const GenderArgs& a) {
         static_cast<ull>(s.with_male), static_cast<ull>(s.ibbr_male),
         static_cast<ull>(s.ibbr_female), static_cast<ull>(s.ibbr_neutral),
         static_cast<ull>(s.skipped_bad));
+    std::printf("wrote %s (every variant)\n", db::gender_combined_path(a.output).c_str());
     for (const char* suffix : {"tc", "tf", "bool", "ibbr", "ibbr_magnitude"})
         std::printf("wrote %s\n", db::gender_output_path(a.output, suffix).c_str());
 }
@@ -285,7 +286,9 @@ const plumb::cli::CommandRegistrar kDebias{
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
             c->add_option("--output,-o", a->output,
-                          "Output prefix: PREFIX.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
+                          "Bias file BIAS[.tsv] with every variant (docid, tc, tf, bool triples, "
+                          "IBBR magnitude and label), plus one file per variant beside it: "
+                          "BIAS.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
                 ->required();
             c->add_flag("--quiet,-q", a->quiet, "No progress bar");
             c->callback([a] { run_gender(*a); });

@@ -34,6 +34,11 @@ public:
         std::fprintf(m_files.back()->stream(),
                      "# IBBR magnitude = sum_{w in G_m} ln(1+c(w,p)) - sum_{w in G_f} "
                      "ln(1+c(w,p))\n");
+        m_files.push_back(std::make_unique<AtomicFile>(gender_combined_path(prefix)));
+        std::fprintf(m_files.back()->stream(),
+                     "%s\ndocid\ttc\ttc_female\ttc_male\ttf\ttf_female\ttf_male\tbool\t"
+                     "bool_female\tbool_male\tibbr_magnitude\tibbr_label\n",
+                     std::string(eval::kCombinedBiasHeader).c_str());
     }
 
     void add(const std::string& docid, const eval::GenderCounts& counts, GenderScoreStats& stats) {
@@ -47,6 +52,13 @@ public:
         int label = eval::ibbr_label(counts);
         std::fprintf(m_files[3]->stream(), "%s\t%d\n", docid.c_str(), label);
         std::fprintf(m_files[4]->stream(), "%s\t%.17g\n", docid.c_str(), counts.ibbr_magnitude);
+        std::FILE* all = m_files[5]->stream();
+        std::fprintf(all, "%s", docid.c_str());
+        for (auto v : kVariants) {
+            auto t = eval::passage_magnitude(counts, v);
+            std::fprintf(all, "\t%.17g\t%.17g\t%.17g", t.bias, t.female, t.male);
+        }
+        std::fprintf(all, "\t%.17g\t%d\n", counts.ibbr_magnitude, label);
         stats.passages++;
         if (counts.female) stats.with_female++;
         if (counts.male) stats.with_male++;
@@ -63,9 +75,22 @@ private:
 
 }  // namespace
 
+namespace {
+/// The output path without a trailing ".tsv".
+std::string output_stem(const std::filesystem::path& output) {
+    std::string s = output.string();
+    if (s.size() > 4 && s.ends_with(".tsv")) s.resize(s.size() - 4);
+    return s;
+}
+}  // namespace
+
 std::filesystem::path gender_output_path(const std::filesystem::path& prefix,
                                          const std::string& suffix) {
-    return std::filesystem::path(prefix.string() + "." + suffix + ".tsv");
+    return std::filesystem::path(output_stem(prefix) + "." + suffix + ".tsv");
+}
+
+std::filesystem::path gender_combined_path(const std::filesystem::path& output) {
+    return std::filesystem::path(output_stem(output) + ".tsv");
 }
 
 GenderScoreStats score_gender(const GenderScoreOptions& o, const ProgressCallback& progress,

@@ -5,7 +5,11 @@
 /// magnitudes, IBBR magnitude/label and the file formats are eval/gender.hpp's; this file only
 /// streams a collection through them.
 ///
-/// Outputs for prefix P:
+/// Outputs for --output P (P may end in ".tsv", which is then dropped from the prefix):
+///  - `P.tsv` (or P itself when it ends in ".tsv"): every variant in one file: the line
+///    eval::kCombinedBiasHeader, a column header, then `docid tc tc_female tc_male tf tf_female
+///    tf_male bool bool_female bool_male ibbr_magnitude ibbr_label` (TABs); eval::read_bias_file
+///    reads any one variant of it;
 ///  - `P.tc.tsv`, `P.tf.tsv`, `P.bool.tsv`: eval's bias file format (`# plumb-gender-bias v1
 ///    variant=<v>` then `docid<TAB>bias<TAB>female<TAB>male`, "%.17g"), readable with
 ///    eval::read_bias_file. Written streaming, line for line as eval::write_bias_file writes.
@@ -47,9 +51,11 @@ GenderScoreStats score_gender(const GenderScoreOptions& options,
                               const ProgressCallback& progress = {},
                               const CancelToken* cancel = nullptr);
 
-/// The paths written for a prefix, in the order tc, tf, bool, ibbr, ibbr_magnitude.
+/// The per-variant paths written for a prefix: suffix tc, tf, bool, ibbr, ibbr_magnitude.
 std::filesystem::path gender_output_path(const std::filesystem::path& prefix,
                                          const std::string& suffix);
+/// The combined file written for --output `output`.
+std::filesystem::path gender_combined_path(const std::filesystem::path& output);
 
 struct QueryGenderStats {
     std::uint64_t female = 0, male = 0, neutral = 0,

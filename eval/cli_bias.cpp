@@ -234,6 +234,14 @@ void run_bias(const BiasArgs& a) {
     std::unordered_map<int, BiasTable> tables;
     if (!a.bias_files.empty()) {
         for (const auto& f : a.bias_files) {
+            if (is_combined_bias_file(f)) {
+                for (auto v : variants) {
+                    if (!tables.emplace(static_cast<int>(v), read_bias_file(f, v)).second)
+                        throw ConfigError(std::string("two bias files for variant ") +
+                                          bias_variant_name(v));
+                }
+                continue;
+            }
             auto v = bias_file_variant(f);
             if (!v) {
                 if (variants.size() != 1)

@@ -198,11 +198,53 @@ char query_gender_label(const GenderCounts& counts, BothPolicy both) noexcept {
     return 'n';
 }
 
+bool is_combined_bias_file(const std::filesystem::path& path) {
+    LineReader reader(path);
+    std::string_view line;
+    return reader.next(line) && trim(line) == kCombinedBiasHeader;
+}
+
+namespace {
+/// The `expected` variant of a combined bias file (see kCombinedBiasHeader).
+BiasTable read_combined_bias_file(LineReader& reader, std::optional<BiasVariant> expected) {
+    if (!expected) reader.fail("a combined bias file holds every variant: name one (tc, tf, bool)");
+    static constexpr std::string_view kColumns =
+        "docid\ttc\ttc_female\ttc_male\ttf\ttf_female\ttf_male\tbool\tbool_female\tbool_male"
+        "\tibbr_magnitude\tibbr_label";
+    std::string_view line;
+    if (!reader.next(line) || trim(line) != kColumns) {
+        reader.fail("expected the column header of a combined bias file");
+    }
+    const std::size_t first = 1 + 3 * static_cast<std::size_t>(*expected);
+    BiasTable table;
+    std::vector<std::string_view> fields;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        split(line, '\t', fields);
+        if (fields.size() != 12)
+            reader.fail("expected 12 tab-separated fields, got " + std::to_string(fields.size()));
+        const auto docid = trim(fields[0]);
+        if (docid.empty()) reader.fail("empty docid");
+        BiasTriple t;
+        if (!parse_double(fields[first], t.bias) || !parse_double(fields[first + 1], t.female) ||
+            !parse_double(fields[first + 2], t.male))
+            reader.fail("bias, female and male must be finite numbers");
+        if (!table.emplace(std::string(docid), t).second)
+            reader.fail("duplicate docid '" + std::string(docid) + "'");
+    }
+    return table;
+}
+}  // namespace
+
 BiasTable read_bias_file(const std::filesystem::path& path, std::optional<BiasVariant> expected) {
     BiasTable table;
     LineReader reader(path);
     std::string_view line;
     std::vector<std::string_view> fields;
+    if (is_combined_bias_file(path)) {
+        reader.next(line);
+        return read_combined_bias_file(reader, expected);
+    }
     while (reader.next(line)) {
         if (trim(line).empty()) continue;
         if (line.front() == '#') {

@@ -113,7 +113,16 @@ char query_gender_label(const GenderCounts& counts, BothPolicy both = BothPolicy
 /// docid -> triple of one variant.
 using BiasTable = std::unordered_map<std::string, BiasTriple>;
 
-/// Reads a bias file (format above). `expected` (if set) must match the variant named in the
+/// First line of the combined bias file `plumb debias gender` writes at its --output path:
+/// a header row `docid tc tc_female tc_male tf tf_female tf_male bool bool_female bool_male
+/// ibbr_magnitude ibbr_label` (TAB-separated) follows, then one row per passage.
+inline constexpr std::string_view kCombinedBiasHeader = "# plumb-gender-bias-combined v1";
+
+/// True when `path` starts with kCombinedBiasHeader. Throws IoError.
+bool is_combined_bias_file(const std::filesystem::path& path);
+
+/// Reads a bias file (format above), or the `expected` variant's three columns of a combined
+/// bias file (which requires `expected`: ParseError otherwise). `expected` (if set) must match the variant named in the
 /// file's comment, if it names one. Duplicate docids, a wrong field count, non-numeric or
 /// non-finite values throw ParseError "<file>:<line>: ...".
 BiasTable read_bias_file(const std::filesystem::path& path,

@@ -9,6 +9,7 @@
 #include "eval/gender.hpp"
 #include "index/index_builder.hpp"
 #include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
 
 namespace db = plumb::debias;
 namespace ev = plumb::eval;
@@ -117,4 +118,38 @@ TEST(GenderScores, IndexGivesTheSameFilesAsTheCorpus) {
     }
     o.index_dir = dir / "no-index-here";
     EXPECT_THROW(db::score_gender(o), plumb::Error);
+}
+
+TEST(GenderScores, CombinedFileAtTheOutputPathHoldsEveryVariant) {
+    auto dir = temp_dir();
+    db::GenderScoreOptions o;
+    o.wordlist = write(dir / "words.txt", "she,f\nher,f\nhe,m\nhim,m\n");
+    o.corpus = write(dir / "c.tsv", "d1\tshe said he and she left\nd2\thim him he\n");
+    o.output_prefix = dir / "bias.tsv";  // a file name: the combined file lands exactly there
+    db::score_gender(o);
+    ASSERT_TRUE(ev::is_combined_bias_file(dir / "bias.tsv"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "bias.tc.tsv"));  // per-variant files beside it
+    // d1: c_f = 2, c_m = 1. tc = (1, 2, 1); tf = (ln 3 - ln 2, ln 3, ln 2); bool = (0, 1, 1).
+    // d2: c_m = 3 (him x2, he). tc = (-3, 0, 3); bool = (-1, 0, 1).
+    auto tc = ev::read_bias_file(dir / "bias.tsv", ev::BiasVariant::Tc);
+    EXPECT_DOUBLE_EQ(tc["d1"].bias, 1.0);
+    EXPECT_DOUBLE_EQ(tc["d2"].male, 3.0);
+    auto tf = ev::read_bias_file(dir / "bias.tsv", ev::BiasVariant::Tf);
+    EXPECT_DOUBLE_EQ(tf["d1"].female, std::log(3.0));
+    EXPECT_DOUBLE_EQ(tf["d1"].male, std::log(2.0));
+    auto bo = ev::read_bias_file(dir / "bias.tsv", ev::BiasVariant::Bool);
+    EXPECT_DOUBLE_EQ(bo["d1"].bias, 0.0);
+    EXPECT_DOUBLE_EQ(bo["d2"].bias, -1.0);
+    // Every variant must be named when reading a combined file.
+    EXPECT_THROW(ev::read_bias_file(dir / "bias.tsv"), plumb::ParseError);
+    // The IBBR columns (Eq. 1, per word type): d1 has he once and she twice:
+    // mag = ln(1 + c(he)) - ln(1 + c(she)) = ln 2 - ln 3; label -1.
+    std::string text = plumb::read_file(dir / "bias.tsv");
+    auto line = text.substr(text.find("\nd1\t") + 1);
+    line = line.substr(0, line.find('\n'));
+    std::vector<std::string_view> f;
+    plumb::split(line, '\t', f);
+    ASSERT_EQ(f.size(), 12u);
+    EXPECT_NEAR(std::stod(std::string(f[10])), std::log(2.0) - std::log(3.0), 1e-12);
+    EXPECT_EQ(f[11], "-1");
 }
