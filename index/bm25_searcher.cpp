@@ -235,6 +235,29 @@ struct Bm25Searcher::Impl {
         return *ws.cursors[i];
     }
 
+    /// Reads the whole postings list of `e` in blocks into ws.docs/ws.freqs and calls
+    /// f(n) per block: from postings.bin when the index has it, else through Lucene++ (`c`).
+    template <class F>
+    void for_blocks(Workspace& ws, Cursor& c, const TermEntry& e, F&& f) const {
+        int32_t* docs = &*ws.docs.begin();
+        int32_t* freqs = &*ws.freqs.begin();
+        if (d.postings.loaded()) {
+            auto r = d.postings.reader(static_cast<std::uint64_t>(&e - d.terms.data()), e.df);
+            while (true) {
+                int32_t n = r.read(docs, freqs, kBulk);
+                if (n <= 0) break;
+                f(n);
+            }
+            return;
+        }
+        c.seek(e, d.body_term);
+        while (true) {
+            int32_t n = c.td->read(ws.docs, ws.freqs);
+            if (n <= 0) break;
+            f(n);
+        }
+    }
+
     std::vector<Hit> exhaustive(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
                                 const std::vector<float>& norm, float k1p1) const;
     std::vector<Hit> taat_pruned(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
@@ -260,11 +283,8 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
     int32_t* docs = &*ws.docs.begin();
     int32_t* freqs = &*ws.freqs.begin();
     for (std::size_t i = 0; i < q.size(); ++i) {
-        c.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
-        while (true) {
-            int32_t n = c.td->read(ws.docs, ws.freqs);
-            if (n <= 0) break;
+        for_blocks(ws, c, *q[i].entry, [&](int32_t n) {
             if (dense) {
                 for (int32_t j = 0; j < n; ++j) {
                     auto doc = static_cast<std::uint32_t>(docs[j]);
@@ -280,7 +300,7 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
                     a += contribution;
                 }
             }
-        }
+        });
     }
     TopK top(k);
     const std::uint32_t* rank = d.idrank.data();
@@ -345,11 +365,8 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 break;
             }
         }
-        bulk.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
-        while (true) {
-            int32_t n = bulk.td->read(ws.docs, ws.freqs);
-            if (n <= 0) break;
+        for_blocks(ws, bulk, *q[i].entry, [&](int32_t n) {
             for (int32_t j = 0; j < n; ++j) {
                 auto doc = static_cast<std::uint32_t>(docs[j]);
                 float contribution =
@@ -358,7 +375,7 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 if (a == 0.0f) touched.push_back(doc);
                 a += contribution;
             }
-        }
+        });
     }
     std::vector<std::uint32_t> cand;
     if (pruned) {
@@ -386,10 +403,7 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 // Many candidates: read the list in bulk and update touched documents only
                 // (untouched ones cannot reach theta; non-candidates updated here are never
                 // offered, and could not enter the top-k anyway).
-                bulk.seek(*q[t].entry, d.body_term);
-                while (true) {
-                    int32_t n = bulk.td->read(ws.docs, ws.freqs);
-                    if (n <= 0) break;
+                for_blocks(ws, bulk, *q[t].entry, [&](int32_t n) {
                     for (int32_t j = 0; j < n; ++j) {
                         auto doc = static_cast<std::uint32_t>(docs[j]);
                         float& a = acc[doc];
@@ -397,7 +411,7 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                             a += w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
                         }
                     }
-                }
+                });
             }
         }
     }
