@@ -79,6 +79,50 @@ private:
     std::vector<Entry> m_heap;
 };
 
+/// Top-k selection for the term-at-a-time paths, which offer many candidates in document order:
+/// entries are appended to a buffer of 2k; when it is full, nth_element keeps the k best and
+/// the k-th best score becomes the admission threshold (amortised O(1) per offer instead of a
+/// heap update). The order (score desc, id rank asc) is total, so the selected top-k and its
+/// order are exactly those of TopK.
+class TopKBuffer {
+public:
+    explicit TopKBuffer(std::size_t k) : m_k(k), m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
+                     ? std::numeric_limits<std::size_t>::max()
+                     : std::max<std::size_t>(2 * k, 64)) {
+        m_buf.reserve(std::min<std::size_t>(m_cap, 1 << 17));
+    }
+    /// Entries scoring below this can never enter (ties may, through a smaller id rank).
+    float threshold() const noexcept { return m_thr; }
+    void push(const Entry& e) {
+        m_buf.push_back(e);
+        if (m_buf.size() >= m_cap) {
+            keep_best();
+            m_thr = m_buf.back().score;
+        }
+    }
+    std::vector<Hit> finish() {
+        if (m_buf.size() > m_k) keep_best();
+        std::sort(m_buf.begin(), m_buf.end(), better);
+        std::vector<Hit> hits;
+        hits.reserve(m_buf.size());
+        for (const auto& e : m_buf) hits.push_back({e.doc, e.score});
+        return hits;
+    }
+
+private:
+    /// Keeps the k best entries; the worst of them ends up last.
+    void keep_best() {
+        auto kth = m_buf.begin() + static_cast<std::ptrdiff_t>(m_k - 1);
+        std::nth_element(m_buf.begin(), kth, m_buf.end(), better);
+        m_buf.resize(m_k);
+    }
+
+    std::size_t m_k, m_cap;
+    std::vector<Entry> m_buf;
+    /// Until the first compaction: > 0, i.e. any touched document.
+    float m_thr = std::numeric_limits<float>::denorm_min();
+};
+
 /// Postings cursor over a Lucene++ SegmentTermDocs with bulk reads.
 struct Cursor {
     Lucene::SegmentTermDocsPtr td;
@@ -302,17 +346,17 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
             }
         });
     }
-    TopK top(k);
+    TopKBuffer top(k);
     const std::uint32_t* rank = d.idrank.data();
-    // Candidates must score >= thr: > 0 (touched) until the heap is full, then >= the worst kept
-    // score (equal scores may still enter through a smaller id).
+    // Candidates must score >= thr: > 0 (touched) at first, then >= the selection's threshold
+    // (equal scores may still enter through a smaller id).
     float thr = std::numeric_limits<float>::denorm_min();
     if (dense) {
         for (std::uint32_t doc = 0; doc < n_docs; ++doc) {
             float s = acc[doc];
             if (s >= thr) {
                 top.push(Entry{s, rank[doc], doc});
-                if (top.full()) thr = top.worst().score;
+                thr = top.threshold();
             }
         }
         std::fill(ws.acc.begin(), ws.acc.end(), 0.0f);
@@ -322,7 +366,7 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
             acc[doc] = 0.0f;
             if (s >= thr) {
                 top.push(Entry{s, rank[doc], doc});
-                if (top.full()) thr = top.worst().score;
+                thr = top.threshold();
             }
         }
     }
@@ -415,14 +459,14 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
             }
         }
     }
-    TopK top(k);
+    TopKBuffer top(k);
     const std::uint32_t* rank = d.idrank.data();
     float thr = std::numeric_limits<float>::denorm_min();
     auto offer = [&](std::uint32_t doc) {
         float s = acc[doc];
         if (s >= thr) {
             top.push(Entry{s, rank[doc], doc});
-            if (top.full()) thr = top.worst().score;
+            thr = top.threshold();
         }
     };
     if (pruned) {
