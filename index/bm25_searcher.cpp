@@ -86,7 +86,9 @@ private:
 /// order are exactly those of TopK.
 class TopKBuffer {
 public:
-    explicit TopKBuffer(std::size_t k) : m_k(k), m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
+    /// `rank`: id rank of every document, read only to break score ties.
+    TopKBuffer(std::size_t k, const std::uint32_t* rank)
+        : m_rank(rank), m_k(k), m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
                      ? std::numeric_limits<std::size_t>::max()
                      : std::max<std::size_t>(2 * k, 64)) {
         m_buf.reserve(std::min<std::size_t>(m_cap, 1 << 17));
@@ -102,7 +104,7 @@ public:
     }
     std::vector<Hit> finish() {
         if (m_buf.size() > m_k) keep_best();
-        std::sort(m_buf.begin(), m_buf.end(), better);
+        std::sort(m_buf.begin(), m_buf.end(), cmp());
         std::vector<Hit> hits;
         hits.reserve(m_buf.size());
         for (const auto& e : m_buf) hits.push_back({e.doc, e.score});
@@ -113,15 +115,48 @@ private:
     /// Keeps the k best entries; the worst of them ends up last.
     void keep_best() {
         auto kth = m_buf.begin() + static_cast<std::ptrdiff_t>(m_k - 1);
-        std::nth_element(m_buf.begin(), kth, m_buf.end(), better);
+        std::nth_element(m_buf.begin(), kth, m_buf.end(), cmp());
         m_buf.resize(m_k);
     }
+    /// Better(), with the id rank looked up only on score ties (entries carry no rank: loading
+    /// it for every offered document would cost a cache miss each).
+    struct Cmp {
+        const std::uint32_t* rank;
+        bool operator()(const Entry& a, const Entry& b) const noexcept {
+            return a.score > b.score || (a.score == b.score && rank[a.doc] < rank[b.doc]);
+        }
+    };
+    Cmp cmp() const noexcept { return Cmp{m_rank}; }
 
+    const std::uint32_t* m_rank;
     std::size_t m_k, m_cap;
     std::vector<Entry> m_buf;
     /// Until the first compaction: > 0, i.e. any touched document.
     float m_thr = std::numeric_limits<float>::denorm_min();
 };
+
+/// Offers every document with a positive accumulator to `top`, in document order. Blocks of 16
+/// are first tested branch-free against the threshold (most fail once it has risen).
+[[gnu::noinline]] void scan_dense(const float* acc, std::size_t n, TopKBuffer& top) {
+    float thr = top.threshold();
+    std::size_t doc = 0;
+    auto offer = [&](std::size_t i) {
+        float s = acc[i];
+        if (s >= thr) {
+            auto d32 = static_cast<std::uint32_t>(i);
+            top.push(Entry{s, 0, d32});
+            thr = top.threshold();
+        }
+    };
+    constexpr std::size_t kScan = 16;
+    for (; doc + kScan <= n; doc += kScan) {
+        bool any = false;
+        for (std::size_t j = 0; j < kScan; ++j) any |= acc[doc + j] >= thr;
+        if (!any) continue;
+        for (std::size_t j = 0; j < kScan; ++j) offer(doc + j);
+    }
+    for (; doc < n; ++doc) offer(doc);
+}
 
 /// Postings cursor over a Lucene++ SegmentTermDocs with bulk reads.
 struct Cursor {
@@ -346,26 +381,19 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
             }
         });
     }
-    TopKBuffer top(k);
-    const std::uint32_t* rank = d.idrank.data();
+    TopKBuffer top(k, d.idrank.data());
     // Candidates must score >= thr: > 0 (touched) at first, then >= the selection's threshold
     // (equal scores may still enter through a smaller id).
     float thr = std::numeric_limits<float>::denorm_min();
     if (dense) {
-        for (std::uint32_t doc = 0; doc < n_docs; ++doc) {
-            float s = acc[doc];
-            if (s >= thr) {
-                top.push(Entry{s, rank[doc], doc});
-                thr = top.threshold();
-            }
-        }
+        scan_dense(acc, n_docs, top);
         std::fill(ws.acc.begin(), ws.acc.end(), 0.0f);
     } else {
         for (std::uint32_t doc : touched) {
             float s = acc[doc];
             acc[doc] = 0.0f;
             if (s >= thr) {
-                top.push(Entry{s, rank[doc], doc});
+                top.push(Entry{s, 0, doc});
                 thr = top.threshold();
             }
         }
@@ -459,13 +487,12 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
             }
         }
     }
-    TopKBuffer top(k);
-    const std::uint32_t* rank = d.idrank.data();
+    TopKBuffer top(k, d.idrank.data());
     float thr = std::numeric_limits<float>::denorm_min();
     auto offer = [&](std::uint32_t doc) {
         float s = acc[doc];
         if (s >= thr) {
-            top.push(Entry{s, rank[doc], doc});
+            top.push(Entry{s, 0, doc});
             thr = top.threshold();
         }
     };
