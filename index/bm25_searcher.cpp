@@ -79,6 +79,85 @@ private:
     std::vector<Entry> m_heap;
 };
 
+/// Top-k selection for the term-at-a-time paths, which offer many candidates in document order:
+/// entries are appended to a buffer of 2k; when it is full, nth_element keeps the k best and
+/// the k-th best score becomes the admission threshold (amortised O(1) per offer instead of a
+/// heap update). The order (score desc, id rank asc) is total, so the selected top-k and its
+/// order are exactly those of TopK.
+class TopKBuffer {
+public:
+    /// `rank`: id rank of every document, read only to break score ties.
+    TopKBuffer(std::size_t k, const std::uint32_t* rank)
+        : m_rank(rank), m_k(k), m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
+                     ? std::numeric_limits<std::size_t>::max()
+                     : std::max<std::size_t>(2 * k, 64)) {
+        m_buf.reserve(std::min<std::size_t>(m_cap, 1 << 17));
+    }
+    /// Entries scoring below this can never enter (ties may, through a smaller id rank).
+    float threshold() const noexcept { return m_thr; }
+    void push(const Entry& e) {
+        m_buf.push_back(e);
+        if (m_buf.size() >= m_cap) {
+            keep_best();
+            m_thr = m_buf.back().score;
+        }
+    }
+    std::vector<Hit> finish() {
+        if (m_buf.size() > m_k) keep_best();
+        std::sort(m_buf.begin(), m_buf.end(), cmp());
+        std::vector<Hit> hits;
+        hits.reserve(m_buf.size());
+        for (const auto& e : m_buf) hits.push_back({e.doc, e.score});
+        return hits;
+    }
+
+private:
+    /// Keeps the k best entries; the worst of them ends up last.
+    void keep_best() {
+        auto kth = m_buf.begin() + static_cast<std::ptrdiff_t>(m_k - 1);
+        std::nth_element(m_buf.begin(), kth, m_buf.end(), cmp());
+        m_buf.resize(m_k);
+    }
+    /// Better(), with the id rank looked up only on score ties (entries carry no rank: loading
+    /// it for every offered document would cost a cache miss each).
+    struct Cmp {
+        const std::uint32_t* rank;
+        bool operator()(const Entry& a, const Entry& b) const noexcept {
+            return a.score > b.score || (a.score == b.score && rank[a.doc] < rank[b.doc]);
+        }
+    };
+    Cmp cmp() const noexcept { return Cmp{m_rank}; }
+
+    const std::uint32_t* m_rank;
+    std::size_t m_k, m_cap;
+    std::vector<Entry> m_buf;
+    /// Until the first compaction: > 0, i.e. any touched document.
+    float m_thr = std::numeric_limits<float>::denorm_min();
+};
+
+/// Offers every document with a positive accumulator to `top`, in document order. Blocks of 16
+/// are first tested branch-free against the threshold (most fail once it has risen).
+[[gnu::noinline]] void scan_dense(const float* acc, std::size_t n, TopKBuffer& top) {
+    float thr = top.threshold();
+    std::size_t doc = 0;
+    auto offer = [&](std::size_t i) {
+        float s = acc[i];
+        if (s >= thr) {
+            auto d32 = static_cast<std::uint32_t>(i);
+            top.push(Entry{s, 0, d32});
+            thr = top.threshold();
+        }
+    };
+    constexpr std::size_t kScan = 16;
+    for (; doc + kScan <= n; doc += kScan) {
+        bool any = false;
+        for (std::size_t j = 0; j < kScan; ++j) any |= acc[doc + j] >= thr;
+        if (!any) continue;
+        for (std::size_t j = 0; j < kScan; ++j) offer(doc + j);
+    }
+    for (; doc < n; ++doc) offer(doc);
+}
+
 /// Postings cursor over a Lucene++ SegmentTermDocs with bulk reads.
 struct Cursor {
     Lucene::SegmentTermDocsPtr td;
@@ -235,6 +314,29 @@ struct Bm25Searcher::Impl {
         return *ws.cursors[i];
     }
 
+    /// Reads the whole postings list of `e` in blocks into ws.docs/ws.freqs and calls
+    /// f(n) per block: from postings.bin when the index has it, else through Lucene++ (`c`).
+    template <class F>
+    void for_blocks(Workspace& ws, Cursor& c, const TermEntry& e, F&& f) const {
+        int32_t* docs = &*ws.docs.begin();
+        int32_t* freqs = &*ws.freqs.begin();
+        if (d.postings.loaded()) {
+            auto r = d.postings.reader(static_cast<std::uint64_t>(&e - d.terms.data()), e.df);
+            while (true) {
+                int32_t n = r.read(docs, freqs, kBulk);
+                if (n <= 0) break;
+                f(n);
+            }
+            return;
+        }
+        c.seek(e, d.body_term);
+        while (true) {
+            int32_t n = c.td->read(ws.docs, ws.freqs);
+            if (n <= 0) break;
+            f(n);
+        }
+    }
+
     std::vector<Hit> exhaustive(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
                                 const std::vector<float>& norm, float k1p1) const;
     std::vector<Hit> taat_pruned(Workspace& ws, const std::vector<QTerm>& q, std::size_t k,
@@ -260,11 +362,8 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
     int32_t* docs = &*ws.docs.begin();
     int32_t* freqs = &*ws.freqs.begin();
     for (std::size_t i = 0; i < q.size(); ++i) {
-        c.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
-        while (true) {
-            int32_t n = c.td->read(ws.docs, ws.freqs);
-            if (n <= 0) break;
+        for_blocks(ws, c, *q[i].entry, [&](int32_t n) {
             if (dense) {
                 for (int32_t j = 0; j < n; ++j) {
                     auto doc = static_cast<std::uint32_t>(docs[j]);
@@ -280,29 +379,22 @@ std::vector<Hit> Bm25Searcher::Impl::exhaustive(Workspace& ws, const std::vector
                     a += contribution;
                 }
             }
-        }
+        });
     }
-    TopK top(k);
-    const std::uint32_t* rank = d.idrank.data();
-    // Candidates must score >= thr: > 0 (touched) until the heap is full, then >= the worst kept
-    // score (equal scores may still enter through a smaller id).
+    TopKBuffer top(k, d.idrank.data());
+    // Candidates must score >= thr: > 0 (touched) at first, then >= the selection's threshold
+    // (equal scores may still enter through a smaller id).
     float thr = std::numeric_limits<float>::denorm_min();
     if (dense) {
-        for (std::uint32_t doc = 0; doc < n_docs; ++doc) {
-            float s = acc[doc];
-            if (s >= thr) {
-                top.push(Entry{s, rank[doc], doc});
-                if (top.full()) thr = top.worst().score;
-            }
-        }
+        scan_dense(acc, n_docs, top);
         std::fill(ws.acc.begin(), ws.acc.end(), 0.0f);
     } else {
         for (std::uint32_t doc : touched) {
             float s = acc[doc];
             acc[doc] = 0.0f;
             if (s >= thr) {
-                top.push(Entry{s, rank[doc], doc});
-                if (top.full()) thr = top.worst().score;
+                top.push(Entry{s, 0, doc});
+                thr = top.threshold();
             }
         }
     }
@@ -345,11 +437,8 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 break;
             }
         }
-        bulk.seek(*q[i].entry, d.body_term);
         const float w = q[i].w;
-        while (true) {
-            int32_t n = bulk.td->read(ws.docs, ws.freqs);
-            if (n <= 0) break;
+        for_blocks(ws, bulk, *q[i].entry, [&](int32_t n) {
             for (int32_t j = 0; j < n; ++j) {
                 auto doc = static_cast<std::uint32_t>(docs[j]);
                 float contribution =
@@ -358,7 +447,7 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 if (a == 0.0f) touched.push_back(doc);
                 a += contribution;
             }
-        }
+        });
     }
     std::vector<std::uint32_t> cand;
     if (pruned) {
@@ -386,10 +475,7 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                 // Many candidates: read the list in bulk and update touched documents only
                 // (untouched ones cannot reach theta; non-candidates updated here are never
                 // offered, and could not enter the top-k anyway).
-                bulk.seek(*q[t].entry, d.body_term);
-                while (true) {
-                    int32_t n = bulk.td->read(ws.docs, ws.freqs);
-                    if (n <= 0) break;
+                for_blocks(ws, bulk, *q[t].entry, [&](int32_t n) {
                     for (int32_t j = 0; j < n; ++j) {
                         auto doc = static_cast<std::uint32_t>(docs[j]);
                         float& a = acc[doc];
@@ -397,18 +483,17 @@ std::vector<Hit> Bm25Searcher::Impl::taat_pruned(Workspace& ws, const std::vecto
                             a += w * detail::bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);
                         }
                     }
-                }
+                });
             }
         }
     }
-    TopK top(k);
-    const std::uint32_t* rank = d.idrank.data();
+    TopKBuffer top(k, d.idrank.data());
     float thr = std::numeric_limits<float>::denorm_min();
     auto offer = [&](std::uint32_t doc) {
         float s = acc[doc];
         if (s >= thr) {
-            top.push(Entry{s, rank[doc], doc});
-            if (top.full()) thr = top.worst().score;
+            top.push(Entry{s, 0, doc});
+            thr = top.threshold();
         }
     };
     if (pruned) {

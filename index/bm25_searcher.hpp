@@ -18,7 +18,11 @@
 /// Ranking: score descending, ties broken by external document id ascending (byte-wise), so the
 /// result is deterministic and independent of thread count and algorithm.
 ///
-/// Algorithms: exhaustive term-at-a-time accumulation (TermDocs::read() bulk reads into a dense
+/// Postings are read in bulk from plumb's postings.bin (see detail/postings.hpp) when the index
+/// has it, else through Lucene++ TermDocs::read(); the MaxScore skipping cursors (next_geq)
+/// always use Lucene++'s skip lists. Both sources give the same postings, so the same results.
+///
+/// Algorithms: exhaustive term-at-a-time accumulation (bulk reads into a dense
 /// float accumulator with a touched-document list; default for deep k such as 1000, where
 /// decoding the postings dominates and pruning measured no gain), the same with MaxScore-style
 /// pruning of the low-bound tail using per-term score upper bounds computed at index time

@@ -149,6 +149,14 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
     out.write(&count, sizeof count);  // patched below
     std::uint64_t postings_tf_sum = 0;
 
+    // plumb's own postings (detail/postings.hpp), written in the same pass.
+    OutFile post(tmp / detail::kPostingsFile);
+    post.write(detail::kPostingsMagic, 8);
+    std::uint64_t header[2] = {0, 0};  // term count, table offset: patched below
+    post.write(header, sizeof header);
+    std::vector<std::uint64_t> post_off{detail::kPostingsHeader};
+    detail::PostingsEncoder enc;
+
     auto directory = newLucene<SimpleFSDirectory>(
         StringUtils::toUnicode((tmp / detail::kLuceneDir).string()));
     auto reader = IndexReader::open(directory, true);
@@ -190,6 +198,7 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
             e.skip_offset = ti->skipOffset;
             e.min_dl = 0xFFFFFFFFu;
             td->seek(terms);
+            enc.clear();
             std::int64_t seen = 0;
             while (true) {
                 int32_t got = td->read(docs, freqs);
@@ -198,6 +207,7 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
                     auto d = static_cast<std::uint32_t>(docs[i]);
                     auto tf = static_cast<std::uint32_t>(freqs[i]);
                     postings_tf_sum += tf;
+                    enc.add(d, tf);
                     e.max_tf = std::max(e.max_tf, tf);
                     e.min_dl = std::min(e.min_dl, doclen[d]);
                     e.max_frac_default = std::max(
@@ -207,6 +217,8 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
                 seen += got;
             }
             if (seen != e.df) throw IndexError("internal: postings length differs from df");
+            post.write(enc.buf.data(), enc.buf.size());
+            post_off.push_back(post_off.back() + enc.buf.size());
             const auto& text = term->text();
             term_utf8.clear();
             detail::wide_to_utf8(text.data(), text.size(), term_utf8);
@@ -233,6 +245,15 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
     if (std::fseek(out.f, 8, SEEK_SET) != 0) throw IoError("cannot seek in terms.bin");
     out.write(&count, sizeof count);
     out.finish();
+    // Offset table, padding, then the header fields.
+    post.write(post_off.data(), post_off.size() * sizeof(std::uint64_t));
+    const char zeros[detail::kPostingsPadding] = {};
+    post.write(zeros, sizeof zeros);
+    header[0] = count;
+    header[1] = post_off.back();
+    if (std::fseek(post.f, 8, SEEK_SET) != 0) throw IoError("cannot seek in postings.bin");
+    post.write(header, sizeof header);
+    post.finish();
     return count;
 }
 
@@ -536,6 +557,7 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         {"corpus_format", corpus_format_name(options.format)},
         {"title", options.title},
         {"bm25_bounds", {{"k1", 0.9}, {"b", 0.4}}},
+        {"postings", {{"file", detail::kPostingsFile}, {"version", detail::kPostingsVersion}}},
         {"lucene", "Lucene++ 3.0.8, field body, one segment, SimpleFSDirectory"},
     };
     {

@@ -14,6 +14,12 @@
 ///                       a plain store read with pread, 64-bit offsets, no 2 GiB cliff
 ///  - terms.bin          term dictionary: term, df, Lucene postings pointers, max tf, min length,
 ///                       BM25 upper bound at the default k1/b
+///  - postings.bin       plumb's own copy of every term's postings (doc deltas and tfs as varints,
+///                       64-bit term offsets, read through a private mmap; layout in
+///                       detail/postings.hpp), so bulk scoring avoids Lucene++'s per-byte
+///                       virtual VInt decoding. Recorded as "postings" {file, version} in the
+///                       metadata; indexes without it (built before it existed) are searched
+///                       through Lucene++ TermDocs with identical results.
 ///  - plumb-index.json   metadata (analysis, counts, format version); written LAST: it is the
 ///                       commit marker. An index without it never opens.
 ///

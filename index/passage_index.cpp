@@ -165,6 +165,8 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     auto d = std::make_unique<IndexData>();
     d->dir = dir;
     std::string analysis_name;
+    std::string postings_file;
+    int postings_version = 0;
     try {
         auto j = nlohmann::json::parse(read_file(meta_path));
         if (j.at("format").get<std::string>() != detail::kFormatName) {
@@ -180,6 +182,11 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
         d->info.total_length = j.at("total_length").get<std::uint64_t>();
         d->info.terms = j.at("terms").get<std::uint64_t>();
         analysis_name = j.at("analysis").get<std::string>();
+        // Indexes built before postings.bin existed lack the key: searched through Lucene++.
+        if (auto it = j.find("postings"); it != j.end()) {
+            postings_file = it->at("file").get<std::string>();
+            postings_version = it->at("version").get<int>();
+        }
     } catch (const nlohmann::json::exception& e) {
         throw IndexError(meta_path.string() + ": bad metadata: " + e.what());
     }
@@ -219,6 +226,14 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     for (auto l : d->doclen) total += l;
     if (total != d->info.total_length) throw IndexError("document lengths do not match metadata");
     detail::load_terms(*d, dir / "terms.bin");
+    if (!postings_file.empty()) {
+        if (postings_version != detail::kPostingsVersion ||
+            postings_file.find('/') != std::string::npos) {
+            throw IndexError(meta_path.string() + ": unsupported postings file '" +
+                             postings_file + "' version " + std::to_string(postings_version));
+        }
+        d->postings.open(dir / postings_file, d->info.terms, static_cast<std::uint32_t>(n));
+    }
 
     d->text_fd = ::open((dir / "text.dat").c_str(), O_RDONLY | O_CLOEXEC);
     if (d->text_fd < 0) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "index/analysis.hpp"
+#include "index/detail/postings.hpp"
 #include "index/passage_index.hpp"
 
 namespace plumb::index::detail {
@@ -72,6 +73,9 @@ struct IndexData {
 
     std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> term_index;
     std::vector<TermEntry> terms;
+    /// plumb's own postings (postings.bin); not loaded for indexes built without it, which are
+    /// searched through Lucene++ TermDocs.
+    PostingsFile postings;
 
     Lucene::DirectoryPtr directory;
     Lucene::IndexReaderPtr reader;

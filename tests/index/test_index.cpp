@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
 
 #include "bm25_test_util.hpp"
+#include <nlohmann/json.hpp>
+
 #include "index/bm25_searcher.hpp"
+#include "index/detail/index_data.hpp"
 #include "index/generator.hpp"
 #include "index/index_builder.hpp"
 #include "index/rm3.hpp"
@@ -26,6 +30,16 @@ std::string numbered_corpus(int n, const std::string& word) {
     std::string s;
     for (int i = 0; i < n; ++i) s += "doc" + std::to_string(i) + "\t" + word + " text\n";
     return s;
+}
+
+/// Copies the index at `from` to `to` as an index of the previous layout: no postings.bin and
+/// no "postings" entry in the metadata.
+void copy_without_postings(const fs::path& from, const fs::path& to) {
+    fs::copy(from, to, fs::copy_options::recursive);
+    fs::remove(to / "postings.bin");
+    auto meta = nlohmann::json::parse(plumb_test::slurp(to / "plumb-index.json"));
+    meta.erase("postings");
+    write_file(to / "plumb-index.json", meta.dump(2));
 }
 
 std::vector<fs::path> leftovers(const fs::path& parent) {
@@ -98,6 +112,56 @@ TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
         }
     }
     EXPECT_GT(nonempty, topics->size() * 4);
+}
+
+TEST_F(GeneratedIndex, OwnPostingsEqualLuceneTermDocsForEveryTerm) {
+    const auto& d = searcher->index().data();
+    ASSERT_TRUE(d.postings.loaded());
+    ASSERT_EQ(d.term_index.size(), d.terms.size());
+    ASSERT_GT(d.terms.size(), 1000u);
+    std::vector<std::int32_t> docs(100), freqs(100);  // small blocks: exercise resumption
+    auto ldocs = Lucene::Collection<int32_t>::newInstance(64);
+    auto lfreqs = Lucene::Collection<int32_t>::newInstance(64);
+    std::uint64_t total_tf = 0;
+    for (const auto& [term, ordinal] : d.term_index) {
+        const auto& e = d.terms[ordinal];
+        std::vector<std::pair<std::int32_t, std::int32_t>> ours, lucene;
+        auto r = d.postings.reader(ordinal, e.df);
+        while (true) {
+            auto n = r.read(docs.data(), freqs.data(), 100);
+            if (n <= 0) break;
+            for (int j = 0; j < n; ++j) ours.emplace_back(docs[j], freqs[j]);
+        }
+        auto td = d.segment->termDocs(Lucene::newLucene<Lucene::Term>(
+            L"body", Lucene::StringUtils::toUnicode(term)));
+        while (true) {
+            auto n = td->read(ldocs, lfreqs);
+            if (n <= 0) break;
+            for (int j = 0; j < n; ++j) lucene.emplace_back(ldocs[j], lfreqs[j]);
+        }
+        td->close();
+        ASSERT_EQ(ours, lucene) << term;
+        ASSERT_EQ(ours.size(), static_cast<std::size_t>(e.df)) << term;
+        for (const auto& p : ours) total_tf += static_cast<std::uint64_t>(p.second);
+    }
+    EXPECT_EQ(total_tf, searcher->index().info().total_length);
+}
+
+TEST_F(GeneratedIndex, IndexWithoutOwnPostingsSearchesThroughLuceneIdentically) {
+    copy_without_postings(dir->path / "idx", dir->path / "old");
+    auto old = pi::Bm25Searcher::open(dir->path / "old");
+    ASSERT_FALSE(old->index().data().postings.loaded());
+    for (auto alg : {pi::SearchAlgorithm::Exhaustive, pi::SearchAlgorithm::TaatMaxScore,
+                     pi::SearchAlgorithm::MaxScore}) {
+        pi::SearchOptions o;
+        o.algorithm = alg;
+        for (const auto& q : *topics) {
+            for (std::size_t k : {10, 1000}) {
+                expect_same(searcher->search(q.text, k, o), old->search(q.text, k, o),
+                            q.id + " k=" + std::to_string(k));
+            }
+        }
+    }
 }
 
 TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveWithOtherParamsAndWeights) {
@@ -336,6 +400,42 @@ TEST(IndexOpen, MissingCommitMarkerOrCorruptFilesAreIndexErrors) {
     write_file(dir / "other" / "keep.txt", "precious");
     EXPECT_THROW(pi::build_index(dir / "a.tsv", dir / "other"), plumb::IndexError);
     EXPECT_TRUE(fs::exists(dir / "other" / "keep.txt"));
+}
+
+TEST(IndexOpen, TruncatedOrCorruptPostingsAreIndexErrors) {
+    TempDir dir("postings");
+    pi::build_index(write_file(dir / "a.tsv", numbered_corpus(10, "alpha")), dir / "idx");
+    pi::SearchOptions ex;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    EXPECT_EQ(pi::Bm25Searcher::open(dir / "idx")->search("alpha", 1000, ex).size(), 10u);
+    const auto size = fs::file_size(dir / "idx" / "postings.bin");
+    // Truncated (by one byte, and to the header only).
+    for (std::uintmax_t keep : {size - 1, std::uintmax_t{20}}) {
+        fs::remove_all(dir / "trunc");
+        fs::copy(dir / "idx", dir / "trunc", fs::copy_options::recursive);
+        fs::resize_file(dir / "trunc" / "postings.bin", keep);
+        EXPECT_THROW(pi::PassageIndex::open(dir / "trunc"), plumb::IndexError) << keep;
+    }
+    // Declared in the metadata but missing.
+    fs::copy(dir / "idx", dir / "missing", fs::copy_options::recursive);
+    fs::remove(dir / "missing" / "postings.bin");
+    EXPECT_THROW(pi::PassageIndex::open(dir / "missing"), plumb::IndexError);
+    // Postings data overwritten (structure intact): the search fails cleanly.
+    fs::copy(dir / "idx", dir / "bad", fs::copy_options::recursive);
+    {
+        std::string bytes = plumb_test::slurp(dir / "bad" / "postings.bin");
+        std::uint64_t table = 0;
+        std::memcpy(&table, bytes.data() + 16, 8);
+        ASSERT_GT(table, 24u);
+        for (std::uint64_t i = 24; i < table; ++i) bytes[i] = '\xff';
+        write_file(dir / "bad" / "postings.bin", bytes);
+    }
+    auto bad = pi::Bm25Searcher::open(dir / "bad");
+    EXPECT_THROW(bad->search("alpha", 1000, ex), plumb::IndexError);
+    EXPECT_THROW(bad->search("text", 10), plumb::IndexError);
+    // An index of the previous layout (no postings.bin) opens and searches.
+    copy_without_postings(dir / "idx", dir / "old");
+    EXPECT_EQ(pi::Bm25Searcher::open(dir / "old")->search("alpha", 1000, ex).size(), 10u);
 }
 
 TEST(IndexOpen, AnalysisMismatchIsAClearError) {
