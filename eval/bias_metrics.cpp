@@ -1,4 +1,5 @@
 #include "eval/bias_metrics.hpp"
+#include "eval/detail_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,20 +10,6 @@
 #include "plugin/text_io.hpp"
 
 namespace plumb::eval {
-
-namespace {
-
-bool parse_number(std::string_view s, double& out) {
-    s = trim(s);
-    if (s.empty()) return false;
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (*b == '+') ++b;
-    auto [p, ec] = std::from_chars(b, e, out);
-    return ec == std::errc() && p == e && std::isfinite(out);
-}
-
-}  // namespace
 
 std::vector<QueryRanking> rankings_from_run(const Run& run, std::size_t depth) {
     std::vector<QueryRanking> out;
@@ -273,7 +260,7 @@ CategoryVectors read_category_vectors(const std::filesystem::path& path) {
         if (docid.empty()) reader.fail("empty docid");
         std::vector<double> v(cv.categories.size());
         for (std::size_t i = 0; i < v.size(); ++i) {
-            if (!parse_number(fields[i + 1], v[i]))
+            if (!detail::parse_finite(fields[i + 1], v[i]))
                 reader.fail("category value '" + std::string(fields[i + 1]) +
                             "' is not a finite number");
         }

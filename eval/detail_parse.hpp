@@ -61,4 +61,16 @@ inline bool parse_double(std::string_view s, double& out) noexcept {
     return ec == std::errc() && ptr == s.data() + s.size() && !std::isnan(out);
 }
 
+/// Parses a whole field, surrounding ASCII whitespace allowed, as a finite double (optional
+/// sign). False for anything else, including inf and NaN: the attribute, bias and category files
+/// hold finite values only.
+inline bool parse_finite(std::string_view s, double& out) noexcept {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    if (s.empty()) return false;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(out);
+}
+
 }  // namespace plumb::eval::detail

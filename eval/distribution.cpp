@@ -1,4 +1,5 @@
 #include "eval/distribution.hpp"
+#include "eval/detail_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -13,16 +14,6 @@
 namespace plumb::eval {
 
 namespace {
-
-bool parse_number(std::string_view s, double& out) {
-    s = trim(s);
-    if (s.empty()) return false;
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (*b == '+') ++b;
-    auto [p, ec] = std::from_chars(b, e, out);
-    return ec == std::errc() && p == e && std::isfinite(out);
-}
 
 std::string fmt_edge(double v) {
     char buf[64];
@@ -54,7 +45,7 @@ bool QueryAttributes::numeric() const {
     if (rows.empty()) return false;
     double v;
     for (const auto& [q, value] : rows)
-        if (!parse_number(value, v)) return false;
+        if (!detail::parse_finite(value, v)) return false;
     return true;
 }
 
@@ -117,7 +108,7 @@ QueryGroups group_queries(const QueryAttributes& attributes, const GroupingSpec&
     values.reserve(attributes.rows.size());
     for (const auto& [q, v] : attributes.rows) {
         double x;
-        if (!parse_number(v, x))
+        if (!detail::parse_finite(v, x))
             throw InvalidArgument("grouping: value '" + v + "' of query '" + q +
                                   "' is not a number");
         values.push_back(x);

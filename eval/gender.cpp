@@ -1,4 +1,5 @@
 #include "eval/gender.hpp"
+#include "eval/detail_parse.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -48,15 +49,6 @@ void for_each_token(std::string_view text, std::string& buf, F&& f) {
 
 double sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
-bool parse_double(std::string_view s, double& out) {
-    s = trim(s);
-    if (s.empty()) return false;
-    const char* b = s.data();
-    const char* e = b + s.size();
-    if (*b == '+') ++b;
-    auto [p, ec] = std::from_chars(b, e, out);
-    return ec == std::errc() && p == e && std::isfinite(out);
-}
 
 }  // namespace
 
@@ -226,8 +218,8 @@ BiasTable read_combined_bias_file(LineReader& reader, std::optional<BiasVariant>
         const auto docid = trim(fields[0]);
         if (docid.empty()) reader.fail("empty docid");
         BiasTriple t;
-        if (!parse_double(fields[first], t.bias) || !parse_double(fields[first + 1], t.female) ||
-            !parse_double(fields[first + 2], t.male))
+        if (!detail::parse_finite(fields[first], t.bias) || !detail::parse_finite(fields[first + 1], t.female) ||
+            !detail::parse_finite(fields[first + 2], t.male))
             reader.fail("bias, female and male must be finite numbers");
         if (!table.emplace(std::string(docid), t).second)
             reader.fail("duplicate docid '" + std::string(docid) + "'");
@@ -272,8 +264,8 @@ BiasTable read_bias_file(const std::filesystem::path& path, std::optional<BiasVa
         const auto docid = trim(fields[0]);
         if (docid.empty()) reader.fail("empty docid");
         BiasTriple t;
-        if (!parse_double(fields[1], t.bias) || !parse_double(fields[2], t.female) ||
-            !parse_double(fields[3], t.male))
+        if (!detail::parse_finite(fields[1], t.bias) || !detail::parse_finite(fields[2], t.female) ||
+            !detail::parse_finite(fields[3], t.male))
             reader.fail("bias, female and male must be finite numbers");
         if (!table.emplace(std::string(docid), t).second)
             reader.fail("duplicate docid '" + std::string(docid) + "'");
