@@ -22,6 +22,7 @@
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/output.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -29,17 +30,7 @@
 namespace plumb::eval {
 namespace {
 
-void write_output(const std::string& text, const std::string& path) {
-    if (path.empty()) {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-            throw IoError("cannot write to standard output");
-        std::fflush(stdout);
-        return;
-    }
-    AtomicFile out(path);
-    out.write(text);
-    out.commit();
-}
+using cli::write_output;
 
 std::string fmt(double v, int decimals = 4) {
     char buf[64];
@@ -321,12 +312,7 @@ void run_bias(const BiasArgs& a) {
         text += "; " + std::to_string(missing_total) +
                 " ranked passages had no bias entry and counted as 0";
     text += "\n";
-    if (a.format == "json")
-        write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv")
-        write_output(csv, a.output);
-    else
-        write_output(text, a.output);
+    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -445,12 +431,7 @@ void run_prf(const PrfArgs& a) {
         json.push_back(j);
     }
     text += per_query_text;
-    if (a.format == "json")
-        write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv")
-        write_output(csv, a.output);
-    else
-        write_output(text, a.output);
+    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -498,12 +479,7 @@ void run_liwc(const LiwcArgs& a) {
         json["categories"][d.categories[c]] = {
             {"mean_a", d.mean_a[c]}, {"mean_b", d.mean_b[c]}, {"difference", d.difference[c]}};
     }
-    if (a.format == "json")
-        write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv")
-        write_output(csv, a.output);
-    else
-        write_output(text, a.output);
+    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
 }
 
 void add_text_source(CLI::App* sub, std::string& wordlist, std::string& corpus,

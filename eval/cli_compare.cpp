@@ -16,23 +16,14 @@
 #include "eval/evaluator.hpp"
 #include "eval/subsets.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/output.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::eval {
 namespace {
 
-void write_output(const std::string& text, const std::string& path) {
-    if (path.empty()) {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-            throw IoError("cannot write to standard output");
-        std::fflush(stdout);
-        return;
-    }
-    AtomicFile out(path);
-    out.write(text);
-    out.commit();
-}
+using cli::write_output;
 
 std::string run_name(const std::string& path) {
     auto stem = std::filesystem::path(path).filename().string();
@@ -241,12 +232,7 @@ void run_groups(const GroupsArgs& a) {
                             {"groups", jrows}});
         }
     }
-    if (a.format == "json")
-        write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv")
-        write_output(csv, a.output);
-    else
-        write_output(text, a.output);
+    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
 }
 
 // ------------------------------------------------------------------------------------------
