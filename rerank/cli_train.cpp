@@ -1,0 +1,1 @@
+// cli_train.cpp: being written (session 2); see the matching header.

@@ -1,0 +1,1 @@
+// train_data.cpp: being written (session 2); see the matching header.

@@ -1,0 +1,1 @@
+// train_losses.cpp: being written (session 2); see the matching header.

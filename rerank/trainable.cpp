@@ -1,0 +1,1 @@
+// trainable.cpp: being written (session 2); see the matching header.

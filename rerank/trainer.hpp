@@ -1,0 +1,170 @@
+#pragma once
+/// \file trainer.hpp
+/// Training TK, BERT-CAT and BERT-DOT in process (Torch-free API).
+///
+/// Objectives (FORMULAS.md, papers 000, 003, 004):
+///  - hinge: pairwise hinge loss, margin 1 (paper 000), any model;
+///  - ce: softmax cross-entropy over (positive, negatives), any model;
+///  - contrastive: BERT-DOT, hard negatives plus in-batch negatives (paper 003 Eq. 1);
+///  - poe: EqualizeIR — a frozen biased weak learner f_B (a checkpoint, or trained first by
+///    one of the four strategies) and the robust model trained with the product-of-experts
+///    loss with α (paper: 0.1); the saved model is f_R alone;
+///  - ibbr: BERT-DOT ranking loss (-log softmax over positive, hard and in-batch negatives)
+///    + λ·PD or TS of nPRF over the batch (paper 004), passage bias labels d(p) from a gender
+///    word list (FORMULAS.md: sgn of Σ_m ln(1+c) - Σ_f ln(1+c)); λ fixed or learned.
+///
+/// Loop: Adam or AdamW with parameter groups (TK default: 1e-4 embeddings/contextualizer,
+/// 1e-3 kernels, paper 000), linear warm-up then linear decay to 0 (or constant), gradient
+/// clipping by global norm, gradient accumulation, seeded (same seed + same threads -> same
+/// checkpoint), progress with loss and examples/s. Validation every N optimizer steps by
+/// re-ranking the validation candidates and evaluating nDCG@10 and MRR@10 with the embedded
+/// evaluator; the best checkpoint (by `select_metric`) is kept in <output>/best, the latest
+/// in <output>/last together with the optimizer state and the stream position (resume);
+/// early stopping after `patience` validations without improvement. After training, the
+/// re-rank depth is tuned on validation over `tune_depths` (paper 000) and recorded.
+///
+/// Output directory layout:
+///   <output>/best/      the best model (stage-loadable; = last when there is no validation)
+///   <output>/last/      the latest model + trainer_state.json + optimizer.safetensors
+///   <output>/weak/      EqualizeIR: the weak learner when trained here
+///   <output>/train_log.jsonl   one JSON object per logged step / validation
+///   <output>/report.json       the TrainReport
+/// Every file is written atomically; an interrupted run (cancel token) leaves the last
+/// complete checkpoint intact and resumable.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugin/progress.hpp"
+#include "rerank/train_data.hpp"
+
+namespace plumb::rerank {
+
+enum class ModelKind { Tk, Cat, Dot };
+enum class Objective { Hinge, CrossEntropy, Contrastive, Poe, Ibbr };
+/// EqualizeIR's ways to obtain the biased weak learner (paper 003 §2.2).
+enum class WeakStrategy {
+    Checkpoint,    ///< a given, already trained model (weak_model)
+    NounPhrases,   ///< trained on queries with repeated noun phrases
+    SmallerModel,  ///< a smaller model (weak_model = its untrained/initial checkpoint folder)
+    FewerSteps,    ///< the robust recipe for weak_fraction (0.2) of the steps
+    LessData,      ///< the robust recipe on weak_fraction (0.2) of the data
+};
+
+/// Parses "tk|cat|dot", "hinge|ce|contrastive|poe|ibbr",
+/// "checkpoint|noun-phrases|smaller-model|fewer-steps|less-data"; InvalidArgument otherwise.
+ModelKind parse_model_kind(const std::string& s);
+Objective parse_objective(const std::string& s);
+WeakStrategy parse_weak_strategy(const std::string& s);
+const char* model_kind_name(ModelKind k) noexcept;
+const char* objective_name(Objective o) noexcept;
+const char* weak_strategy_name(WeakStrategy w) noexcept;
+
+struct TrainOptions {
+    ModelKind model = ModelKind::Tk;
+    Objective objective = Objective::Hinge;
+    /// The model to train: a checkpoint folder (TK layout or Hugging Face folder). Transfer
+    /// learning = start from a trained checkpoint.
+    std::filesystem::path init;
+    std::filesystem::path output;  ///< output directory (created)
+    bool resume = false;           ///< continue from <output>/last
+
+    // --- batches and budget
+    std::size_t batch_size = 32;        ///< examples per forward pass
+    std::size_t accumulation = 1;       ///< forward passes per optimizer step
+    std::uint64_t max_steps = 0;        ///< optimizer steps; 0 = until the stream ends
+    std::uint64_t seed = 42;
+    int threads = 0;                    ///< Torch intra-op threads; 0 = unchanged
+
+    // --- optimizer
+    std::string optimizer = "adamw";    ///< adam | adamw
+    double lr = 3e-6;                   ///< default rate (BERT); TK uses group rates below
+    /// Per-group rates overriding lr (group names: see detail/trainable.hpp). TK defaults
+    /// (when empty and model == Tk): embeddings 1e-4, contextualizer 1e-4, kernels 1e-3.
+    std::map<std::string, double> group_lr;
+    double weight_decay = 0.01;         ///< adamw (not on biases / LayerNorm weights)
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    std::uint64_t warmup_steps = 0;
+    bool linear_decay = true;           ///< after warm-up, linear to 0 at max_steps
+    double clip_norm = 0.0;             ///< global gradient norm clip; 0 = off
+
+    // --- objective settings
+    double margin = 1.0;                ///< hinge
+    bool in_batch_negatives = true;     ///< contrastive / ibbr
+    double temperature = 1.0;           ///< contrastive / ibbr scores divided by this
+    double poe_alpha = 0.1;             ///< EqualizeIR α
+    WeakStrategy weak_strategy = WeakStrategy::Checkpoint;
+    std::filesystem::path weak_model;   ///< Checkpoint / SmallerModel: folder
+    double weak_fraction = 0.2;         ///< FewerSteps / LessData
+    std::string fairness = "pd";        ///< ibbr: pd | ts
+    double lambda = 1.0;                ///< ibbr λ (initial value when learned)
+    bool learn_lambda = false;
+    std::filesystem::path gender_words; ///< ibbr: word list `word,f` / `word,m`
+
+    // --- model input sizes (see detail::TrainableOptions)
+    std::size_t max_length = 256;
+    std::size_t query_max_length = 32;
+    std::size_t passage_max_length = 200;
+    std::string pooling = "cls";
+    std::string similarity = "dot";
+
+    // --- validation
+    std::uint64_t validate_every = 0;   ///< optimizer steps; 0 = only at the end
+    std::size_t patience = 0;           ///< early stop after this many validations w/o gain; 0 = off
+    std::string select_metric = "ndcg_cut_10";  ///< or "recip_rank" (MRR@10, cut at 10)
+    std::vector<std::size_t> tune_depths = {5, 10, 20, 50, 100};  ///< empty = no tuning
+    std::size_t eval_batch = 64;
+
+    std::uint64_t log_every = 10;       ///< steps between train_log.jsonl lines
+};
+
+struct ValidationPoint {
+    std::uint64_t step = 0;
+    double ndcg10 = 0.0;
+    double mrr10 = 0.0;
+};
+
+struct TrainReport {
+    std::uint64_t steps = 0;
+    std::uint64_t examples = 0;
+    double seconds = 0.0;
+    double examples_per_second = 0.0;
+    double first_loss = 0.0;   ///< mean loss of the first logged window
+    double last_loss = 0.0;    ///< mean loss of the last logged window
+    std::vector<ValidationPoint> validations;
+    std::optional<ValidationPoint> best;
+    std::size_t tuned_depth = 0;  ///< 0 = not tuned
+    bool early_stopped = false;
+    bool cancelled = false;
+    std::filesystem::path best_model;  ///< <output>/best
+};
+
+/// Progress of training: step, max_steps (0 = unknown), the current mean loss, examples/s.
+using TrainProgress =
+    std::function<void(std::uint64_t step, std::uint64_t max_steps, double loss, double eps)>;
+
+/// Trains according to `options` on `stream`, validating on `validation` when given.
+/// Throws InvalidArgument / ConfigError for inconsistent options (e.g. contrastive with TK),
+/// CheckpointError for unusable checkpoints, IoError. With `cancel` set the loop stops after
+/// the current step, writes <output>/last, and returns with report.cancelled.
+TrainReport train(const TrainOptions& options, TrainingStream& stream,
+                  const ValidationSet* validation = nullptr, const TrainProgress& progress = {},
+                  const CancelToken* cancel = nullptr);
+
+/// EqualizeIR end to end: obtains f_B by options.weak_strategy (training it into
+/// <output>/weak with the hinge/ce recipe where needed: `make_stream` is called to get a fresh
+/// stream for each phase, with the transform / fraction the strategy needs applied by the
+/// caller-supplied StreamOptions adjustments), freezes it, then trains f_R with poe.
+using StreamFactory = std::function<TrainingStream(const StreamOptions& adjustments)>;
+TrainReport train_equalizeir(const TrainOptions& options, const StreamFactory& make_stream,
+                             const ValidationSet* validation = nullptr,
+                             const TrainProgress& progress = {},
+                             const CancelToken* cancel = nullptr);
+
+}  // namespace plumb::rerank
