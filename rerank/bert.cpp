@@ -95,10 +95,60 @@ void BertLayerImpl::refresh_fused() {
     const auto& s = attention->self;
     fused_weight = torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0).detach();
     fused_bias = torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0).detach();
+    fused_versions = {s->query->weight._version(), s->key->weight._version(),
+                      s->value->weight._version(), s->query->bias._version(),
+                      s->key->bias._version(),   s->value->bias._version()};
+}
+
+bool BertLayerImpl::fused_current() const {
+    const auto& s = attention->self;
+    const std::array<std::int64_t, 6> now = {
+        s->query->weight._version(), s->key->weight._version(), s->value->weight._version(),
+        s->query->bias._version(),   s->key->bias._version(),   s->value->bias._version()};
+    return now == fused_versions;
+}
+
+torch::Tensor BertDropout::apply(const torch::Tensor& x, double p) {
+    if (p <= 0.0) return x;
+    if (p >= 1.0) return x * 0.0;
+    auto keep = torch::empty_like(x).bernoulli_(1.0 - p, generator);
+    return x * keep * (1.0 / (1.0 - p));
+}
+
+torch::Tensor BertLayerImpl::forward_train(const torch::Tensor& x, const torch::Tensor& mask_add,
+                                           BertDropout* dropout) {
+    // The same arithmetic as forward(), out of place, from the real parameters.
+    const auto b = x.size(0), l = x.size(1), h = x.size(2);
+    const auto& s = attention->self;
+    auto w = torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0);
+    auto wb = torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0);
+    auto qkv = torch::linear(x, w, wb).view({b, l, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
+    auto q = qkv[0], k = qkv[1], v = qkv[2];
+    auto scores = torch::matmul(q, k.transpose(-2, -1));
+    scores = scores * (1.0 / std::sqrt(static_cast<double>(head_dim))) + mask_add;
+    auto probs = torch::softmax(scores, -1);
+    if (dropout) probs = dropout->apply(probs, dropout->attention);
+    auto context = torch::matmul(probs, v).permute({0, 2, 1, 3}).reshape({b, l, h});
+
+    auto& ao = attention->output;
+    auto a = torch::linear(context, ao->dense->weight, ao->dense->bias);
+    if (dropout) a = dropout->apply(a, dropout->hidden);
+    a = apply_layer_norm(ao->LayerNorm, a + x);
+
+    auto mid = torch::linear(a, intermediate->dense->weight, intermediate->dense->bias);
+    switch (activation) {
+        case Activation::Gelu: mid = torch::gelu(mid); break;
+        case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
+        case Activation::Relu: mid = torch::relu(mid); break;
+    }
+    auto o = torch::linear(mid, output->dense->weight, output->dense->bias);
+    if (dropout) o = dropout->apply(o, dropout->hidden);
+    return apply_layer_norm(output->LayerNorm, o + a);
 }
 
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask_add) {
     const auto b = x.size(0), l = x.size(1), h = x.size(2);
+    if (!fused_current()) return forward_train(x, mask_add, nullptr);  // stale fused copy
     // One [B*L, H] x [H, 3H] projection, then [3, B, heads, L, d].
     auto qkv = torch::linear(x, fused_weight, fused_bias)
                    .view({b, l, 3, heads, head_dim})
@@ -154,15 +204,29 @@ BertNetImpl::BertNetImpl(const HfConfig& c, bool with_pooler, std::int64_t num_l
 
 torch::Tensor BertNetImpl::forward(const torch::Tensor& ids, const torch::Tensor& types,
                                    const torch::Tensor& mask) {
+    const bool train_path = !c10::InferenceMode::is_enabled() &&
+                            (is_training() || torch::GradMode::is_enabled());
+    auto* drop = active_dropout();
     auto x = embeddings->forward(ids, types);
+    if (drop) x = drop->apply(x, drop->hidden);
     // Additive key mask as transformers builds it: (1 - mask) * finfo(float32).min.
     auto mask_add = (1.0 - mask.to(torch::kFloat32))
                         .mul_(std::numeric_limits<float>::lowest())
                         .view({ids.size(0), 1, 1, ids.size(1)});
     for (const auto& m : *encoder->layer) {
-        x = m->as<BertLayer>()->forward(x, mask_add);
+        auto* layer = m->as<BertLayer>();
+        x = train_path ? layer->forward_train(x, mask_add, drop) : layer->forward(x, mask_add);
     }
     return x;
+}
+
+BertDropout* BertNetImpl::active_dropout() {
+    if (!dropout || !is_training() || c10::InferenceMode::is_enabled()) return nullptr;
+    return dropout.get();
+}
+
+void BertNetImpl::refresh_fused() {
+    for (const auto& m : *encoder->layer) m->as<BertLayer>()->refresh_fused();
 }
 
 torch::Tensor BertNetImpl::pool(const torch::Tensor& cls) {
@@ -467,5 +531,9 @@ std::vector<float> BertModel::logits(std::span<const Encoding> sequences,
                 });
     return out;
 }
+
+namespace detail {
+BertNet BertModelAccess::net(const BertModel& model) { return model.m_impl->net; }
+}  // namespace detail
 
 }  // namespace plumb::rerank

@@ -56,6 +56,10 @@ struct BertHeads {
     std::int64_t num_labels = 0;
 };
 
+namespace detail {
+struct BertModelAccess;
+}
+
 /// A BERT or DistilBERT encoder with optional classification heads. Inference methods are const
 /// and safe to call concurrently; set_parameter() is not (call it before sharing the model).
 /// Movable, not copyable.
@@ -105,6 +109,7 @@ public:
                               std::size_t batch_size = 32) const;
 
 private:
+    friend struct detail::BertModelAccess;
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

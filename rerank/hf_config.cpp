@@ -93,6 +93,15 @@ void HfConfig::validate(const std::string& file) const {
              "'" + position_embedding_type + "' is not supported (only 'absolute')");
     }
     if (hidden_act.empty()) fail(file, distil ? "activation" : "hidden_act", "empty");
+    auto probability = [&](const char* key, double p) {
+        if (!(p >= 0.0 && p < 1.0)) fail(file, key, "must be in [0, 1), got " + std::to_string(p));
+    };
+    probability(distil ? "dropout" : "hidden_dropout_prob", hidden_dropout_prob);
+    probability(distil ? "attention_dropout" : "attention_probs_dropout_prob",
+                attention_probs_dropout_prob);
+    if (classifier_dropout) {
+        probability(distil ? "seq_classif_dropout" : "classifier_dropout", *classifier_dropout);
+    }
 }
 
 HfConfig parse_hf_config(const std::string& json_text, const std::string& file) {
@@ -115,6 +124,13 @@ HfConfig parse_hf_config(const std::string& json_text, const std::string& file) 
         get_int(j, "type_vocab_size", c.type_vocab_size, file);
         get_double(j, "layer_norm_eps", c.layer_norm_eps, file);
         get_string(j, "position_embedding_type", c.position_embedding_type, file);
+        get_double(j, "hidden_dropout_prob", c.hidden_dropout_prob, file);
+        get_double(j, "attention_probs_dropout_prob", c.attention_probs_dropout_prob, file);
+        if (auto it = j.find("classifier_dropout"); it != j.end() && !it->is_null()) {
+            double v = 0.0;
+            get_double(j, "classifier_dropout", v, file);
+            c.classifier_dropout = v;
+        }
     } else if (type == "distilbert") {
         c.model_type = ModelType::DistilBert;
         c.num_hidden_layers = 6;
@@ -127,6 +143,11 @@ HfConfig parse_hf_config(const std::string& json_text, const std::string& file) 
         get_string(j, "activation", c.hidden_act, file);
         get_int(j, "max_position_embeddings", c.max_position_embeddings, file);
         get_bool(j, "sinusoidal_pos_embds", c.sinusoidal_pos_embds, file);
+        get_double(j, "dropout", c.hidden_dropout_prob, file);
+        get_double(j, "attention_dropout", c.attention_probs_dropout_prob, file);
+        double seq = 0.2;
+        get_double(j, "seq_classif_dropout", seq, file);
+        c.classifier_dropout = seq;
     } else {
         fail(file, "model_type", "'" + type + "' is not supported (expected \"bert\" or \"distilbert\")");
     }
@@ -200,7 +221,9 @@ std::string hf_config_to_json(const HfConfig& c) {
     for (const char* k : {"hidden_size", "num_hidden_layers", "num_attention_heads",
                           "intermediate_size", "hidden_act", "type_vocab_size", "layer_norm_eps",
                           "position_embedding_type", "dim", "n_layers", "n_heads", "hidden_dim",
-                          "activation", "sinusoidal_pos_embds"}) {
+                          "activation", "sinusoidal_pos_embds", "hidden_dropout_prob",
+                          "attention_probs_dropout_prob", "classifier_dropout", "dropout",
+                          "attention_dropout", "seq_classif_dropout"}) {
         j.erase(k);
     }
     if (!c.architectures.empty()) j["architectures"] = c.architectures;
@@ -215,6 +238,13 @@ std::string hf_config_to_json(const HfConfig& c) {
         j["type_vocab_size"] = c.type_vocab_size;
         j["layer_norm_eps"] = c.layer_norm_eps;
         j["position_embedding_type"] = c.position_embedding_type;
+        j["hidden_dropout_prob"] = c.hidden_dropout_prob;
+        j["attention_probs_dropout_prob"] = c.attention_probs_dropout_prob;
+        if (c.classifier_dropout) {
+            j["classifier_dropout"] = *c.classifier_dropout;
+        } else {
+            j["classifier_dropout"] = nullptr;
+        }
     } else {
         j["dim"] = c.hidden_size;
         j["n_layers"] = c.num_hidden_layers;
@@ -222,6 +252,9 @@ std::string hf_config_to_json(const HfConfig& c) {
         j["hidden_dim"] = c.intermediate_size;
         j["activation"] = c.hidden_act;
         j["sinusoidal_pos_embds"] = c.sinusoidal_pos_embds;
+        j["dropout"] = c.hidden_dropout_prob;
+        j["attention_dropout"] = c.attention_probs_dropout_prob;
+        j["seq_classif_dropout"] = c.effective_classifier_dropout();
     }
     j["max_position_embeddings"] = c.max_position_embeddings;
     j["pad_token_id"] = c.pad_token_id;

@@ -47,6 +47,17 @@ struct HfConfig {
     std::int64_t pad_token_id = 0;
     std::string position_embedding_type = "absolute";  ///< only "absolute" is supported by plumb
     bool sinusoidal_pos_embds = false;                 ///< DistilBERT only
+    /// Dropout probabilities, used only when training (BERT: hidden_dropout_prob,
+    /// attention_probs_dropout_prob, classifier_dropout (null = hidden_dropout_prob); DistilBERT:
+    /// dropout, attention_dropout, seq_classif_dropout (default 0.2)). Defaults 0.1 as
+    /// transformers'.
+    double hidden_dropout_prob = 0.1;
+    double attention_probs_dropout_prob = 0.1;
+    std::optional<double> classifier_dropout;
+    /// The classifier-head dropout in effect (classifier_dropout or hidden_dropout_prob).
+    double effective_classifier_dropout() const noexcept {
+        return classifier_dropout ? *classifier_dropout : hidden_dropout_prob;
+    }
     std::int64_t num_labels = 2;
     std::vector<std::string> id2label;     ///< labels by id; empty when the file has none
     std::vector<std::string> architectures;  ///< e.g. {"BertForSequenceClassification"}

@@ -7,9 +7,12 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "rerank/bert.hpp"
 #include "rerank/hf_config.hpp"
 
 namespace plumb::rerank::detail {
@@ -59,13 +62,40 @@ struct BertIntermediateImpl : torch::nn::Module {
 };
 TORCH_MODULE(BertIntermediate);
 
+/// Training-time dropout of a BertNet, placed as transformers does: after the embeddings'
+/// LayerNorm (`hidden`), on the attention probabilities (`attention`), on the attention-output
+/// and feed-forward-output projections before their residual additions (`hidden`), and on the
+/// pooled output before the classifier (`classifier`, applied by the caller of classify()).
+/// Masks are drawn from `generator` (seeded by the owner), never from Torch's global generator.
+struct BertDropout {
+    double hidden = 0.0;
+    double attention = 0.0;
+    double classifier = 0.0;
+    at::Generator generator;
+    /// x with each element zeroed with probability p and the rest scaled by 1/(1-p) (identity
+    /// for p <= 0).
+    torch::Tensor apply(const torch::Tensor& x, double p);
+};
+
 /// One post-LN transformer block. The query/key/value weights are also kept fused in one
 /// [3H, H] matrix (refresh_fused() after changing them) so that the projection is one matmul.
+///
+/// Training: forward_train() projects with the real query/key/value parameters (so gradients
+/// reach them) and applies dropout when given. After an optimizer changed those parameters the
+/// fused copy is stale: forward() then notices it (parameter version counters differ from the
+/// ones recorded by refresh_fused()) and concatenates the parameters per call, which gives the
+/// same numbers, only slower; refresh_fused() (called by detail::Trainable before inference and
+/// saving) makes the fast path current again.
 struct BertLayerImpl : torch::nn::Module {
     BertLayerImpl(const HfConfig& config, Activation activation);
     /// x: [B, L, H]; mask_add: [B, 1, 1, L] additive key mask (0 or most negative float).
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask_add);
+    /// Same with autograd through the query/key/value parameters; `dropout` null = none.
+    torch::Tensor forward_train(const torch::Tensor& x, const torch::Tensor& mask_add,
+                                BertDropout* dropout);
     void refresh_fused();
+    /// True when the fused copy matches the current query/key/value parameters.
+    bool fused_current() const;
 
     BertAttention attention{nullptr};
     BertIntermediate intermediate{nullptr};
@@ -76,6 +106,7 @@ struct BertLayerImpl : torch::nn::Module {
     Activation activation = Activation::Gelu;
     torch::Tensor fused_weight;  ///< [3H, H], not a parameter
     torch::Tensor fused_bias;    ///< [3H]
+    std::array<std::int64_t, 6> fused_versions{};  ///< q/k/v weight, bias versions at refresh
 };
 TORCH_MODULE(BertLayer);
 
@@ -93,11 +124,20 @@ TORCH_MODULE(BertPooler);
 
 /// The whole model: `embeddings`, `encoder`, and optionally `pooler` (BERT) or
 /// `pre_classifier` (DistilBERT) and `classifier`.
+///
+/// forward() takes the training path (real query/key/value parameters, autograd) whenever it
+/// runs outside c10::InferenceMode with grad mode on or the module in training mode; dropout
+/// (when `dropout` is set) only in training mode outside InferenceMode. Inference under
+/// InferenceMode in eval mode uses the fused projections as before (bit-identical numerics).
 struct BertNetImpl : torch::nn::Module {
     BertNetImpl(const HfConfig& config, bool pooler, std::int64_t num_labels);
     /// Last hidden states [B, L, H]. mask: int64/bool [B, L], 1 for real tokens.
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& types,
                           const torch::Tensor& mask);
+    /// The dropout to apply now: `dropout` when in training mode outside InferenceMode, else null.
+    BertDropout* active_dropout();
+    /// refresh_fused() of every layer.
+    void refresh_fused();
     /// Pooler output from the [CLS] states [B, H].
     torch::Tensor pool(const torch::Tensor& cls);
     torch::Tensor classify(const torch::Tensor& pooled);
@@ -108,7 +148,15 @@ struct BertNetImpl : torch::nn::Module {
     BertPooler pooler{nullptr};                 ///< BERT only
     torch::nn::Linear pre_classifier{nullptr};  ///< DistilBERT only
     torch::nn::Linear classifier{nullptr};
+    std::shared_ptr<BertDropout> dropout;  ///< training-time dropout; null = none
 };
 TORCH_MODULE(BertNet);
+
+/// Access to the network inside a BertModel (for trainers and tests). The network is shared:
+/// changing its parameters changes the model (call BertNet::refresh_fused() before inference
+/// for full speed). Parameters of a BertModel are created with requires_grad false.
+struct BertModelAccess {
+    static BertNet net(const BertModel& model);
+};
 
 }  // namespace plumb::rerank::detail

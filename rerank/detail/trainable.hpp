@@ -7,6 +7,18 @@
 ///
 /// Tokenisation happens here (TK: TkTokenizer; BERT: WordPieceTokenizer with the stages'
 /// max lengths and passage-first truncation); every batch is padded to its longest member.
+///
+/// A Trainable starts in training mode (dropout on, as a new PyTorch module). In eval mode
+/// (set_training(false)) score_batch() gives the scores of the model's re-rank stage for the
+/// same (query, passage) pairs (up to float rounding), with autograd.
+///
+/// BERT: training runs the encoder through the real query/key/value parameters
+/// (BertLayerImpl::forward_train); inference keeps a fused Q/K/V copy, which set_training(false),
+/// stage() and save() refresh after optimizer steps (a stale copy is also detected by the
+/// parameters' version counters and bypassed, so a stage never scores with old weights).
+/// Dropout (BERT only; TK has none) follows the config's hidden_dropout_prob,
+/// attention_probs_dropout_prob and classifier dropout, is drawn from a generator seeded with
+/// TrainableOptions::seed, and is never applied under c10::InferenceMode (the stages).
 
 #include <torch/torch.h>
 
@@ -20,8 +32,10 @@
 
 #include "plugin/error.hpp"
 #include "plugin/stage.hpp"
+#include "rerank/bert.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/train_data.hpp"
+#include "rerank/wordpiece.hpp"
 
 namespace plumb::rerank::detail {
 
@@ -68,12 +82,15 @@ public:
     /// Dropout on (true) or off. Validation and saving switch it off and back.
     virtual void set_training(bool training) = 0;
 
-    /// A re-rank stage scoring with the current weights (shares them; valid while this object
-    /// lives; call again after weights change only if the implementation caches — it must not).
+    /// A re-rank stage scoring with the current weights (shares the model: later weight changes
+    /// are seen by the same stage object; it stays valid after this object is destroyed).
     virtual std::shared_ptr<const RerankStage> stage(std::size_t depth, std::size_t batch_size) = 0;
 
-    /// Writes the model in the format its stage loads (TK: TkModel::save layout; BERT: Hugging
-    /// Face folder with config.json, vocab.txt, model.safetensors), each file atomically.
+    /// Writes the model in the format its stage loads (TK: TkModel::save layout, read by
+    /// TkModel::load / make_tk_stage; BERT: Hugging Face folder with config.json, vocab.txt,
+    /// model.safetensors (F32) and tokenizer_config.json, read by CrossEncoderStage::from_folder
+    /// (CAT, BertForSequenceClassification names) or BiEncoder::from_folder (DOT, BertModel
+    /// names)), each file atomically.
     virtual void save(const std::filesystem::path& dir) = 0;
 };
 
@@ -97,5 +114,13 @@ std::unique_ptr<Trainable> load_trainable(const std::filesystem::path& dir,
 
 /// Wraps an existing TK model (shared: training updates it).
 std::unique_ptr<Trainable> make_trainable_tk(std::shared_ptr<TkModel> model);
+
+/// Wraps an existing BERT model (shared: training updates it) as BERT-CAT (options.kind Cat;
+/// the model needs a classifier head) or BERT-DOT (Dot; heads are not trained). save() writes
+/// `tokenizer`'s vocabulary and settings. Throws InvalidArgument (no classifier for Cat, a
+/// vocabulary larger than the model's, bad pooling / similarity, kind Tk).
+std::unique_ptr<Trainable> make_trainable_bert(std::shared_ptr<BertModel> model,
+                                               std::shared_ptr<const WordPieceTokenizer> tokenizer,
+                                               const TrainableOptions& options);
 
 }  // namespace plumb::rerank::detail

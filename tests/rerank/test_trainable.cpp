@@ -1,0 +1,522 @@
+// Trainable TK, BERT-CAT and BERT-DOT (rerank/detail/trainable.hpp): eval-mode scores equal the
+// re-rank stages' scores, gradients reach every parameter group, a few optimizer steps raise
+// s(pos) - s(neg), the BERT fused Q/K/V copy is refreshed, saved checkpoints load into the
+// stages with identical scores, dropout is seeded and only on in training mode.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugin/error.hpp"
+#include "rerank/bert.hpp"
+#include "rerank/bert_checkpoint.hpp"
+#include "rerank/bi_encoder.hpp"
+#include "rerank/cross_encoder.hpp"
+#include "rerank/detail/bert_modules.hpp"
+#include "rerank/detail/tk_module.hpp"
+#include "rerank/detail/trainable.hpp"
+#include "rerank/tk_model.hpp"
+#include "rerank/tk_stage.hpp"
+
+namespace fs = std::filesystem;
+using namespace plumb::rerank;
+using plumb::Candidate;
+using plumb::Query;
+namespace rd = plumb::rerank::detail;
+
+namespace {
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        static int n = 0;
+        path = fs::temp_directory_path() /
+               ("plumb_test_trainable_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+const std::vector<std::string> kWords = {"the",   "cat",  "dog",   "sat",  "on",    "mat",
+                                         "a",     "bird", "flew",  "over", "house", "red",
+                                         "blue",  "car",  "tree",  "green", "big",  "small",
+                                         "river", "hill", "quick", "brown"};
+
+std::vector<TrainingExample> examples() {
+    TrainingExample a;
+    a.query = "the red cat";
+    a.positive = "a red cat sat on the mat";
+    a.negatives = {"the bird flew over the house", "big blue car near a tree"};
+    TrainingExample b;
+    b.query = "bird over river";
+    b.positive = "a small bird flew over the river and the hill";
+    b.negatives = {"the dog sat", "quick brown dog on a green hill", "unused third negative"};
+    return {a, b};
+}
+
+/// Scores of example `e`'s positive and first `n` negatives through a re-rank stage.
+std::vector<float> stage_scores(const plumb::RerankStage& stage, const TrainingExample& e,
+                                std::size_t n) {
+    std::vector<Candidate> cands;
+    Candidate c;
+    c.docid = "pos";
+    c.text = e.positive;
+    cands.push_back(c);
+    for (std::size_t j = 0; j < n; ++j) {
+        c.docid = "neg" + std::to_string(j);
+        c.text = e.negatives[j];
+        cands.push_back(c);
+    }
+    return stage.score(Query{"q", e.query}, cands);
+}
+
+/// Asserts that score_batch rows equal the stage's scores (n = 2 negatives: the batch minimum).
+void expect_matches_stage(rd::Trainable& t, const plumb::RerankStage& stage, double tol) {
+    auto batch = examples();
+    torch::Tensor s = t.score_batch(batch);
+    ASSERT_EQ(s.dim(), 2);
+    ASSERT_EQ(s.size(0), 2);
+    ASSERT_EQ(s.size(1), 3);  // positive + 2 negatives (the batch's smallest count)
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        auto ref = stage_scores(stage, batch[i], 2);
+        for (std::size_t j = 0; j < 3; ++j) {
+            EXPECT_NEAR(s[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(j)].item<float>(),
+                        ref[j], tol)
+                << "example " << i << " column " << j;
+        }
+    }
+}
+
+/// Pairwise hinge loss, margin 1, over (positive, first negative) and (positive, second).
+torch::Tensor hinge(const torch::Tensor& s) {
+    auto pos = s.select(1, 0).unsqueeze(1);
+    auto neg = s.narrow(1, 1, s.size(1) - 1);
+    return torch::clamp_min(1.0 - pos + neg, 0.0).mean();
+}
+
+/// Mean of s(pos) - s(neg) over the batch, without autograd.
+double margin(rd::Trainable& t, const std::vector<TrainingExample>& batch) {
+    torch::NoGradGuard ng;
+    auto s = t.score_batch(batch);
+    return (s.select(1, 0).unsqueeze(1) - s.narrow(1, 1, s.size(1) - 1)).mean().item<double>();
+}
+
+void expect_gradients_in_every_group(rd::Trainable& t, const std::set<std::string>& names) {
+    auto groups = t.parameter_groups();
+    std::set<std::string> seen;
+    for (auto& g : groups) {
+        seen.insert(g.name);
+        for (auto& p : g.params) {
+            ASSERT_TRUE(p.requires_grad()) << g.name;
+            if (p.grad().defined()) p.grad().zero_();
+        }
+    }
+    EXPECT_EQ(seen, names);
+    auto loss = hinge(t.score_batch(examples()));
+    ASSERT_GT(loss.item<double>(), 0.0);
+    loss.backward();
+    for (auto& g : groups) {
+        double total = 0.0;
+        for (auto& p : g.params) {
+            ASSERT_TRUE(p.grad().defined()) << g.name;
+            total += p.grad().abs().sum().item<double>();
+        }
+        EXPECT_GT(total, 0.0) << "group " << g.name << (g.no_weight_decay ? " (no decay)" : "");
+    }
+}
+
+/// Runs `steps` Adam steps of the hinge loss on one repeated batch; returns (first, last) loss.
+std::pair<double, double> train_steps(rd::Trainable& t, int steps, double lr) {
+    std::vector<torch::Tensor> params;
+    for (auto& g : t.parameter_groups()) params.insert(params.end(), g.params.begin(), g.params.end());
+    torch::optim::Adam opt(params, torch::optim::AdamOptions(lr));
+    auto batch = examples();
+    double first = 0, last = 0;
+    for (int i = 0; i < steps; ++i) {
+        opt.zero_grad();
+        auto loss = hinge(t.score_batch(batch));
+        if (i == 0) first = loss.item<double>();
+        last = loss.item<double>();
+        loss.backward();
+        opt.step();
+    }
+    return {first, last};
+}
+
+// ----------------------------------------------------------------------------------------- TK
+
+TkConfig tiny_tk_config() {
+    TkConfig c;
+    c.embedding_dim = 8;
+    c.layers = 2;
+    c.heads = 2;
+    c.head_dim = 4;
+    c.ff_dim = 6;
+    c.max_query_length = 6;
+    c.max_passage_length = 12;
+    return c;
+}
+
+std::shared_ptr<TkModel> tiny_tk(const TkConfig& c = tiny_tk_config()) {
+    return std::make_shared<TkModel>(TkModel::create(c, TkVocabulary(kWords), {}, 5));
+}
+
+// ---------------------------------------------------------------------------------------- BERT
+
+std::vector<std::string> bert_vocab() {
+    std::vector<std::string> v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    v.insert(v.end(), kWords.begin(), kWords.end());
+    v.push_back("##s");
+    return v;
+}
+
+HfConfig tiny_bert_config() {
+    HfConfig c;
+    c.vocab_size = static_cast<std::int64_t>(bert_vocab().size());
+    c.hidden_size = 32;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.intermediate_size = 64;
+    c.max_position_embeddings = 64;
+    c.num_labels = 1;
+    return c;
+}
+
+/// A tiny BERT checkpoint folder: with a 1-label classifier (`labels` 1), a 2-label one, or
+/// encoder only (0).
+fs::path tiny_bert_folder(const fs::path& dir, std::int64_t labels, std::uint64_t seed = 3) {
+    auto c = tiny_bert_config();
+    if (labels > 0) c.num_labels = labels;
+    BertModel m(c, BertHeads{labels > 0, labels}, seed);
+    Vocab vocab(bert_vocab());
+    save_bert_checkpoint(m, dir, DType::F32, &vocab);
+    return dir;
+}
+
+rd::TrainableOptions cat_options(bool dropout = false) {
+    rd::TrainableOptions o;
+    o.kind = rd::TrainableKind::Cat;
+    o.max_length = 24;
+    o.dropout = dropout;
+    o.seed = 11;
+    return o;
+}
+
+rd::TrainableOptions dot_options(const std::string& pooling, const std::string& similarity) {
+    rd::TrainableOptions o;
+    o.kind = rd::TrainableKind::Dot;
+    o.query_max_length = 8;
+    o.passage_max_length = 12;
+    o.pooling = pooling;
+    o.similarity = similarity;
+    o.dropout = false;
+    return o;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------------------- TK
+
+TEST(TrainableTk, EvalScoresEqualTheStage) {
+    auto t = rd::make_trainable_tk(tiny_tk());
+    EXPECT_EQ(t->kind(), rd::TrainableKind::Tk);
+    t->set_training(false);
+    auto stage = t->stage(10, 2);
+    expect_matches_stage(*t, *stage, 1e-5);
+}
+
+TEST(TrainableTk, GroupsGetGradients) {
+    auto t = rd::make_trainable_tk(tiny_tk());
+    expect_gradients_in_every_group(*t, {"embeddings", "contextualizer", "kernels"});
+    // kernel weights are in "kernels", the mixer in "contextualizer" (no decay)
+    bool mixer_found = false;
+    for (auto& g : t->parameter_groups()) {
+        for (auto& p : g.params) {
+            if (p.numel() == 1 && g.name == "contextualizer" && g.no_weight_decay) mixer_found = true;
+            if (g.name == "kernels") {
+                EXPECT_EQ(p.numel(), 11);  // W of the 11 kernels
+            }
+        }
+    }
+    EXPECT_TRUE(mixer_found);
+}
+
+TEST(TrainableTk, FrozenEmbeddingsAreInNoGroupAndStay) {
+    auto c = tiny_tk_config();
+    c.train_embeddings = false;
+    auto model = tiny_tk(c);
+    auto t = rd::make_trainable_tk(model);
+    for (auto& g : t->parameter_groups()) EXPECT_NE(g.name, "embeddings");
+    auto emb = rd::TkModelAccess::module(*model)->embeddings->weight;
+    EXPECT_FALSE(emb.requires_grad());
+    auto before = emb.clone();
+    train_steps(*t, 3, 1e-2);
+    EXPECT_TRUE(torch::equal(before, emb));
+    // named_parameters still lists it (checkpoint names)
+    bool listed = false;
+    for (auto& [name, p] : t->named_parameters()) listed |= name == "embeddings.weight";
+    EXPECT_TRUE(listed);
+}
+
+TEST(TrainableTk, StepsRaiseTheMarginAndTheSharedStageSeesThem) {
+    auto model = tiny_tk();
+    auto t = rd::make_trainable_tk(model);
+    auto stage = t->stage(10, 4);  // created before training: must see the new weights
+    const auto batch = examples();
+    const double before = margin(*t, batch);
+    auto [first, last] = train_steps(*t, 25, 1e-2);
+    EXPECT_LT(last, first);
+    EXPECT_GT(margin(*t, batch), before);
+    t->set_training(false);
+    expect_matches_stage(*t, *stage, 1e-5);
+}
+
+TEST(TrainableTk, SaveThenLoadGivesIdenticalScores) {
+    TempDir tmp;
+    auto t = rd::make_trainable_tk(tiny_tk());
+    train_steps(*t, 3, 1e-2);
+    t->set_training(false);
+    t->save(tmp.path / "tk");
+    auto loaded = make_tk_stage(tmp.path / "tk", TkStageOptions{10, 4, 0, "tk"});
+    auto mine = t->stage(10, 4);
+    for (const auto& e : examples()) {
+        auto a = stage_scores(*mine, e, 2);
+        auto b = stage_scores(*loaded, e, 2);
+        for (std::size_t j = 0; j < a.size(); ++j) EXPECT_EQ(a[j], b[j]);
+    }
+    // load_trainable reads the same folder
+    rd::TrainableOptions o;
+    o.kind = rd::TrainableKind::Tk;
+    auto again = rd::load_trainable(tmp.path / "tk", o);
+    again->set_training(false);
+    expect_matches_stage(*again, *mine, 1e-5);
+}
+
+TEST(TrainableTk, BadInput) {
+    auto t = rd::make_trainable_tk(tiny_tk());
+    auto batch = examples();
+    batch[1].negatives.clear();
+    EXPECT_THROW(t->score_batch(batch), plumb::InvalidArgument);
+    EXPECT_THROW(t->score_batch({}), plumb::InvalidArgument);
+    EXPECT_THROW(t->encode_batch(examples()), plumb::InvalidArgument);
+    EXPECT_THROW(rd::make_trainable_tk(nullptr), plumb::InvalidArgument);
+}
+
+// ------------------------------------------------------------------------------------ BERT-CAT
+
+TEST(TrainableCat, EvalScoresEqualTheStageForOneAndTwoLabels) {
+    for (std::int64_t labels : {1, 2}) {
+        TempDir tmp;
+        auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", labels), cat_options(true));
+        EXPECT_EQ(t->kind(), rd::TrainableKind::Cat);
+        t->set_training(false);
+        auto own = t->stage(10, 3);
+        expect_matches_stage(*t, *own, 1e-5);
+        CrossEncoderOptions o;
+        o.max_length = 24;
+        auto loaded = CrossEncoderStage::from_folder(tmp.path / "m", o);
+        expect_matches_stage(*t, *loaded, 1e-5);
+    }
+}
+
+TEST(TrainableCat, NewHeadIsSeededAndSaved) {
+    TempDir tmp;
+    auto dir = tiny_bert_folder(tmp.path / "enc", 0);
+    EXPECT_THROW(CrossEncoderStage::from_folder(dir), plumb::CheckpointError);  // no classifier
+    auto a = rd::load_trainable(dir, cat_options());
+    auto b = rd::load_trainable(dir, cat_options());
+    auto o = cat_options();
+    o.seed = 12;
+    auto c = rd::load_trainable(dir, o);
+    for (auto* t : {a.get(), b.get(), c.get()}) t->set_training(false);
+    torch::NoGradGuard ng;
+    auto sa = a->score_batch(examples()), sb = b->score_batch(examples()),
+         sc = c->score_batch(examples());
+    EXPECT_TRUE(torch::equal(sa, sb));
+    EXPECT_FALSE(torch::equal(sa, sc));
+    // head: pooler + classifier, 1 label
+    std::set<std::string> names;
+    for (auto& [name, p] : a->named_parameters()) names.insert(name);
+    EXPECT_TRUE(names.count("classifier.weight"));
+    EXPECT_TRUE(names.count("pooler.dense.weight"));
+    a->save(tmp.path / "cat");
+    CrossEncoderOptions so;
+    so.max_length = 24;
+    auto stage = CrossEncoderStage::from_folder(tmp.path / "cat", so);
+    EXPECT_EQ(stage->model().heads().num_labels, 1);
+    expect_matches_stage(*a, *stage, 1e-5);
+    EXPECT_TRUE(fs::exists(tmp.path / "cat" / "tokenizer_config.json"));
+    EXPECT_TRUE(fs::exists(tmp.path / "cat" / "vocab.txt"));
+}
+
+TEST(TrainableCat, GroupsGetGradients) {
+    TempDir tmp;
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), cat_options());
+    expect_gradients_in_every_group(*t, {"encoder", "head"});
+    for (auto& g : t->parameter_groups()) {
+        // no-decay groups hold exactly 1-d tensors (biases, LayerNorm weights)
+        for (auto& p : g.params) {
+            if (g.no_weight_decay) {
+                EXPECT_EQ(p.dim(), 1) << g.name;
+            }
+        }
+    }
+}
+
+TEST(TrainableCat, StepsRaiseTheMargin) {
+    TempDir tmp;
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), cat_options());
+    const auto batch = examples();
+    const double before = margin(*t, batch);
+    auto [first, last] = train_steps(*t, 10, 1e-3);
+    EXPECT_LT(last, first);
+    EXPECT_GT(margin(*t, batch), before);
+    // after optimizer steps the stage (refreshed by set_training(false)) scores like the model
+    t->set_training(false);
+    auto stage = t->stage(10, 3);
+    expect_matches_stage(*t, *stage, 1e-5);
+}
+
+TEST(TrainableCat, FusedCopyIsRefreshedAfterAParameterChange) {
+    TempDir tmp;
+    const auto dir = tiny_bert_folder(tmp.path / "m", 1);
+    auto t = rd::load_trainable(dir, cat_options());
+    t->set_training(false);
+    auto stage = t->stage(10, 3);
+    const auto e = examples()[0];
+    const auto old_scores = stage_scores(*stage, e, 2);
+    auto& cat = dynamic_cast<const CrossEncoderStage&>(*stage);
+    auto net = rd::BertModelAccess::net(cat.model());
+    auto layer = net->encoder->layer->ptr<rd::BertLayerImpl>(0);
+    {
+        torch::NoGradGuard ng;
+        layer->attention->self->query->weight.add_(0.5);
+        layer->attention->self->value->bias.add_(0.3);
+    }
+    EXPECT_FALSE(layer->fused_current());
+    // even before the refresh the stage must not use the stale copy
+    const auto mid_scores = stage_scores(*stage, e, 2);
+    t->set_training(false);
+    EXPECT_TRUE(layer->fused_current());
+    const auto new_scores = stage_scores(*stage, e, 2);
+    EXPECT_NE(new_scores[0], old_scores[0]);
+    for (std::size_t j = 0; j < 3; ++j) EXPECT_EQ(mid_scores[j], new_scores[j]);
+    expect_matches_stage(*t, *stage, 1e-5);
+    // the fresh fused projection equals concatenating the parameters
+    auto& s = layer->attention->self;
+    EXPECT_TRUE(torch::equal(layer->fused_weight,
+                             torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0)));
+}
+
+TEST(TrainableCat, SaveThenFromFolderGivesIdenticalScores) {
+    TempDir tmp;
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), cat_options(true));
+    train_steps(*t, 2, 1e-3);
+    t->set_training(false);
+    t->save(tmp.path / "out");
+    CrossEncoderOptions o;
+    o.max_length = 24;
+    auto loaded = CrossEncoderStage::from_folder(tmp.path / "out", o);
+    auto mine = t->stage(10, 32);
+    for (const auto& e : examples()) {
+        auto a = stage_scores(*mine, e, 2);
+        auto b = stage_scores(*loaded, e, 2);
+        for (std::size_t j = 0; j < a.size(); ++j) EXPECT_EQ(a[j], b[j]);
+    }
+}
+
+TEST(TrainableCat, DropoutOnlyInTrainingModeAndSeeded) {
+    TempDir tmp;
+    const auto dir = tiny_bert_folder(tmp.path / "m", 1);
+    auto t = rd::load_trainable(dir, cat_options(true));
+    auto u = rd::load_trainable(dir, cat_options(true));
+    torch::NoGradGuard ng;
+    t->set_training(true);
+    u->set_training(true);
+    auto a1 = t->score_batch(examples());
+    auto a2 = t->score_batch(examples());
+    EXPECT_FALSE(torch::equal(a1, a2));                         // new masks each pass
+    EXPECT_TRUE(torch::equal(a1, u->score_batch(examples())));  // same seed, same masks
+    t->set_training(false);
+    auto b1 = t->score_batch(examples());
+    auto b2 = t->score_batch(examples());
+    EXPECT_TRUE(torch::equal(b1, b2));
+    // the stage never applies dropout, even while the model is in training mode
+    auto stage = t->stage(10, 3);
+    t->set_training(true);
+    auto s1 = stage_scores(*stage, examples()[0], 2);
+    auto s2 = stage_scores(*stage, examples()[0], 2);
+    EXPECT_EQ(s1, s2);
+    // without dropout, training mode scores equal eval mode scores
+    auto v = rd::load_trainable(dir, cat_options(false));
+    v->set_training(true);
+    EXPECT_TRUE(torch::allclose(v->score_batch(examples()), b1, 1e-5, 1e-6));
+}
+
+// ------------------------------------------------------------------------------------ BERT-DOT
+
+TEST(TrainableDot, EvalScoresEqualTheStage) {
+    for (const auto& [pooling, similarity] :
+         std::vector<std::pair<std::string, std::string>>{{"cls", "dot"}, {"mean", "cosine"}}) {
+        TempDir tmp;
+        auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 0),
+                                    dot_options(pooling, similarity));
+        EXPECT_EQ(t->kind(), rd::TrainableKind::Dot);
+        t->set_training(false);
+        auto stage = t->stage(10, 3);
+        expect_matches_stage(*t, *stage, 1e-5);
+        auto [q, p] = t->encode_batch(examples());
+        EXPECT_EQ(q.sizes(), (std::vector<std::int64_t>{2, 32}));
+        EXPECT_EQ(p.sizes(), (std::vector<std::int64_t>{6, 32}));
+        if (similarity == "cosine") {
+            EXPECT_NEAR(q[0].norm().item<double>(), 1.0, 1e-5);
+            EXPECT_NEAR(p[5].norm().item<double>(), 1.0, 1e-5);
+        }
+        // row i·G + j of p is example i's passage j: score_batch = q_i · p_{i·G+j}
+        auto s = t->score_batch(examples());
+        EXPECT_NEAR(s[1][2].item<double>(), (q[1] * p[5]).sum().item<double>(), 1e-5);
+    }
+}
+
+TEST(TrainableDot, GradientsStepsAndSave) {
+    TempDir tmp;
+    // a checkpoint with a classifier: the bi-encoder ignores the heads
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), dot_options("cls", "dot"));
+    expect_gradients_in_every_group(*t, {"encoder"});
+    const auto batch = examples();
+    const double before = margin(*t, batch);
+    auto [first, last] = train_steps(*t, 10, 1e-3);
+    EXPECT_LT(last, first);
+    EXPECT_GT(margin(*t, batch), before);
+    t->set_training(false);
+    t->save(tmp.path / "dot");
+    BiEncoderOptions o;
+    o.query_max_length = 8;
+    o.passage_max_length = 12;
+    auto enc = BiEncoder::from_folder(tmp.path / "dot", o);
+    BiEncoderStage loaded(enc);
+    auto mine = t->stage(10, 3);
+    for (const auto& e : examples()) {
+        auto a = stage_scores(*mine, e, 2);
+        auto b = stage_scores(loaded, e, 2);
+        for (std::size_t j = 0; j < a.size(); ++j) EXPECT_EQ(a[j], b[j]);
+    }
+}
+
+TEST(TrainableDot, BadOptions) {
+    TempDir tmp;
+    const auto dir = tiny_bert_folder(tmp.path / "m", 0);
+    EXPECT_THROW(rd::load_trainable(dir, dot_options("max", "dot")), plumb::InvalidArgument);
+    EXPECT_THROW(rd::load_trainable(dir, dot_options("cls", "l2")), plumb::InvalidArgument);
+    EXPECT_THROW(rd::load_trainable(tmp.path / "missing", dot_options("cls", "dot")),
+                 plumb::Error);
+}
