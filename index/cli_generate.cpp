@@ -1,8 +1,10 @@
-// `plumb generate`: a deterministic synthetic collection (corpus, topics, qrels).
+// `plumb generate`: a deterministic synthetic collection (corpus, topics, qrels), or with
+// --planted the planted-bias collection (index/planted.hpp).
 #include <cstdio>
 #include <memory>
 
 #include "index/generator.hpp"
+#include "index/planted.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 
@@ -13,9 +15,62 @@ struct GenerateArgs {
     std::string format = "tsv";
     plumb::index::GeneratorConfig config;
     bool quiet = false;
+    // --planted
+    bool planted = false;
+    std::string size = "small";
+    std::string answer_positions = "early";
+    std::string distractor_positions = "opposite";
+    plumb::index::PlantedConfig p;
+    CLI::App* cmd = nullptr;  // to tell given options from defaults
 };
 
+void run_planted(const GenerateArgs& a) {
+    using namespace plumb::index;
+    const auto given = [&](const char* name) { return a.cmd->count(name) > 0; };
+    PlantedConfig c = planted_preset(a.size);
+    const std::uint64_t passages = c.base.passages;
+    c.base = a.config;
+    c.base.passages = given("--passages") ? a.config.passages : passages;
+    c.base.format = parse_corpus_format(a.format);
+    if (given("--train-queries")) c.train_queries = a.p.train_queries;
+    if (given("--dev-queries")) c.dev_queries = a.p.dev_queries;
+    if (given("--test-queries")) c.test_queries = a.p.test_queries;
+    c.answer_positions = parse_answer_positions(a.answer_positions);
+    c.distractor_positions = parse_distractor_positions(a.distractor_positions);
+    c.early_scale = a.p.early_scale;
+    c.answer_words = a.p.answer_words;
+    c.min_query_terms = a.p.min_query_terms;
+    c.max_query_terms = a.p.max_query_terms;
+    c.question_share = a.p.question_share;
+    c.max_partial = a.p.max_partial;
+    c.hard_negatives = a.p.hard_negatives;
+    c.hard_negative_terms = a.p.hard_negative_terms;
+    c.hard_negative_share = a.p.hard_negative_share;
+    c.triples_per_query = a.p.triples_per_query;
+    c.gender_share = a.p.gender_share;
+    c.gender_skew = a.p.gender_skew;
+    c.max_gender_words = a.p.max_gender_words;
+    c.shown_k = a.p.shown_k;
+    c.unanswered = a.p.unanswered;
+    PlantedGenerator generator(c);
+    plumb::cli::ProgressBar bar("generate", "passages", !a.quiet);
+    auto result = generator.write(a.output, bar.callback());
+    bar.finish();
+    std::fprintf(stderr,
+                 "wrote a planted-bias collection to %s: %llu passages, %llu topics (%llu train, "
+                 "%llu dev, %llu test), %llu judgments, %llu training triples (see "
+                 "manifest.json)\n",
+                 a.output.c_str(), static_cast<unsigned long long>(result.passages),
+                 static_cast<unsigned long long>(result.queries),
+                 static_cast<unsigned long long>(c.train_queries),
+                 static_cast<unsigned long long>(c.dev_queries),
+                 static_cast<unsigned long long>(c.test_queries),
+                 static_cast<unsigned long long>(result.judgments),
+                 static_cast<unsigned long long>(result.triples));
+}
+
 void run_generate(const GenerateArgs& a) {
+    if (a.planted) return run_planted(a);
     plumb::index::GeneratorConfig config = a.config;
     config.format = plumb::index::parse_corpus_format(a.format);
     plumb::index::CorpusGenerator generator(config);
@@ -35,12 +90,16 @@ const plumb::cli::CommandRegistrar kGenerate{
             "generate",
             "Generate a deterministic synthetic collection: DIR/corpus.tsv (or corpus.jsonl), "
             "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
-            "the words planted in their graded relevant passages)");
+            "the words planted in their graded relevant passages). With --planted: the "
+            "planted-bias collection (answer positions, hard negatives, gender skew, "
+            "survivorship rankings, train triples, splits; see index/README.md)");
+        args->cmd = cmd;
         auto& c = args->config;
         cmd->add_option("--output,-o", args->output, "Output directory (created if missing)")
             ->required();
         cmd->add_option("--passages", c.passages, "Number of passages")->capture_default_str();
-        cmd->add_option("--queries", c.queries, "Number of topics")->capture_default_str();
+        auto* queries =
+            cmd->add_option("--queries", c.queries, "Number of topics")->capture_default_str();
         cmd->add_option("--seed", c.seed, "Random seed (same seed: byte-identical output)")
             ->capture_default_str();
         cmd->add_option("--vocab", c.vocab, "Vocabulary size (pseudo-words)")
@@ -54,9 +113,10 @@ const plumb::cli::CommandRegistrar kGenerate{
             ->capture_default_str();
         cmd->add_option("--max-words", c.max_words, "Maximum passage length (words)")
             ->capture_default_str();
-        cmd->add_option("--distractors", c.distractors,
-                        "Unjudged passages per query planted with 1-2 of its topic words")
-            ->capture_default_str();
+        auto* distractors =
+            cmd->add_option("--distractors", c.distractors,
+                            "Unjudged passages per query planted with 1-2 of its topic words")
+                ->capture_default_str();
         cmd->add_option("--topic-rank-min", c.topic_rank_min,
                         "Topic words: lowest Zipf rank, as a fraction of --vocab")
             ->capture_default_str();
@@ -64,6 +124,61 @@ const plumb::cli::CommandRegistrar kGenerate{
                         "Topic words: highest Zipf rank, as a fraction of --vocab")
             ->capture_default_str();
         cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+
+        // The planted-bias collection.
+        const char* g = "Planted-bias corpus (--planted)";
+        auto& p = args->p;
+        auto* planted =
+            cmd->add_flag("--planted", args->planted,
+                          "Write the planted-bias collection (--passages overrides the --size "
+                          "preset; --queries and --distractors do not apply)")
+                ->group(g);
+        queries->excludes(planted);
+        distractors->excludes(planted);
+        auto opt = [&](CLI::Option* o) { o->group(g)->needs(planted)->capture_default_str(); };
+        opt(cmd->add_option("--size", args->size,
+                            "Preset: tiny (2k passages, 60/10/20 queries), small (20k, "
+                            "1000/100/200), medium (200k, 5000/200/500), large (2M, "
+                            "20000/500/1000)")
+                ->check(CLI::IsMember({"tiny", "small", "medium", "large"})));
+        opt(cmd->add_option("--train-queries", p.train_queries, "Train queries (preset if unset)"));
+        opt(cmd->add_option("--dev-queries", p.dev_queries, "Dev queries (preset if unset)"));
+        opt(cmd->add_option("--test-queries", p.test_queries, "Test queries (preset if unset)"));
+        opt(cmd->add_option("--answer-positions", args->answer_positions,
+                            "Relative answer start: early (truncated exponential, MS MARCO-like) "
+                            "or uniform (SQuAD-like)")
+                ->check(CLI::IsMember({"early", "uniform"})));
+        opt(cmd->add_option("--early-scale", p.early_scale,
+                            "Scale of the truncated exponential of early answer positions"));
+        opt(cmd->add_option("--answer-words", p.answer_words, "Answer span length (words)"));
+        opt(cmd->add_option("--min-query-terms", p.min_query_terms,
+                            "Content words per query: min"));
+        opt(cmd->add_option("--max-query-terms", p.max_query_terms,
+                            "Content words per query: max"));
+        opt(cmd->add_option("--question-share", p.question_share,
+                            "Share of question-like queries (else keyword queries)"));
+        opt(cmd->add_option("--max-partial", p.max_partial,
+                            "Grade-1 (partial) passages per query: uniform in [0, max]"));
+        opt(cmd->add_option("--hard-negatives", p.hard_negatives, "Hard negatives per query"));
+        opt(cmd->add_option("--hard-negative-terms", p.hard_negative_terms,
+                            "Share of the query terms a hard negative contains (< all)"));
+        opt(cmd->add_option("--distractor-positions", args->distractor_positions,
+                            "Hard-negative block position: opposite (late for early answers), "
+                            "late, uniform, early")
+                ->check(CLI::IsMember({"opposite", "late", "uniform", "early"})));
+        opt(cmd->add_option("--triples-per-query", p.triples_per_query,
+                            "Training triples per train query"));
+        opt(cmd->add_option("--hard-negative-share", p.hard_negative_share,
+                            "Share of triples whose negative is a hard negative (else random)"));
+        opt(cmd->add_option("--gender-share", p.gender_share,
+                            "Share of passages carrying gender words"));
+        opt(cmd->add_option("--gender-skew", p.gender_skew,
+                            "Share of gendered relevant passages that are male-leaning"));
+        opt(cmd->add_option("--max-gender-words", p.max_gender_words,
+                            "Gender words per gendered passage: 1..max"));
+        opt(cmd->add_option("--shown-k", p.shown_k,
+                            "Passages shown to the annotator per query (survivorship)"));
+        opt(cmd->add_option("--unanswered", p.unanswered, "Share of unanswered queries"));
         cmd->callback([args] { run_generate(*args); });
     }};
 

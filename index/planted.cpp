@@ -1,0 +1,841 @@
+#include "index/planted.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+
+namespace plumb::index {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Stream domains of the planted generator (CorpusGenerator uses 1-4).
+constexpr std::uint64_t kQueryPlanDomain = 101;
+constexpr std::uint64_t kAssignDomain = 102;
+constexpr std::uint64_t kPassageDomain = 103;
+constexpr std::uint64_t kQueryTextDomain = 104;
+constexpr std::uint64_t kTripleDomain = 105;
+constexpr std::uint64_t kShownDomain = 106;
+
+// Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
+constexpr std::uint32_t kGenderBase = 0xF0000000u;
+
+constexpr std::size_t kHistogramBins = 10;
+
+template <class T>
+void shuffle(std::vector<T>& v, std::mt19937_64& rng) {
+    for (std::size_t i = v.size(); i > 1; --i) {
+        std::size_t j = static_cast<std::size_t>(uniform_below(rng, i));
+        std::swap(v[i - 1], v[j]);
+    }
+}
+
+// Question prefixes by question word; connectors between content words. English function words
+// only: none is a gender word or can be a pseudo-word.
+struct QuestionKind {
+    const char* type;
+    std::vector<const char*> prefixes;
+};
+const std::vector<QuestionKind>& question_kinds() {
+    static const std::vector<QuestionKind> kinds{
+        {"what", {"what is the", "what are the", "what is a", "what does the"}},
+        {"how", {"how do i", "how to", "how much does the", "how many", "how long does the"}},
+        {"where", {"where is the", "where can i find the", "where are"}},
+        {"when", {"when did the", "when is the", "when was"}},
+        {"who", {"who was the", "who invented the", "who is"}},
+        {"which", {"which", "which is the"}},
+        {"why", {"why does the", "why is the", "why do"}},
+    };
+    return kinds;
+}
+constexpr const char* kConnectors[] = {"of", "in", "for", "on", "to", "and", "with", "from", "at"};
+
+std::size_t bin_of(double x) {
+    auto b = static_cast<std::size_t>(std::floor(x * kHistogramBins));
+    return std::min(b, kHistogramBins - 1);
+}
+
+// First index of `needle` as a contiguous subsequence of `hay`, or npos.
+std::size_t find_span(const std::vector<std::uint32_t>& hay,
+                      const std::vector<std::uint32_t>& needle) {
+    if (needle.empty() || needle.size() > hay.size()) return std::string::npos;
+    auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end());
+    return it == hay.end() ? std::string::npos : static_cast<std::size_t>(it - hay.begin());
+}
+
+GeneratorConfig base_config(const PlantedConfig& c) {
+    c.validate();
+    GeneratorConfig b = c.base;
+    b.queries = 0;  // the planted generator makes its own plan
+    return b;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Names and presets
+// ---------------------------------------------------------------------------------------------
+
+AnswerPositions parse_answer_positions(std::string_view name) {
+    if (name == "early") return AnswerPositions::Early;
+    if (name == "uniform") return AnswerPositions::Uniform;
+    throw InvalidArgument("answer positions must be early or uniform, not '" + std::string(name) +
+                          "'");
+}
+
+const char* answer_positions_name(AnswerPositions value) noexcept {
+    return value == AnswerPositions::Early ? "early" : "uniform";
+}
+
+DistractorPositions parse_distractor_positions(std::string_view name) {
+    if (name == "opposite") return DistractorPositions::Opposite;
+    if (name == "late") return DistractorPositions::Late;
+    if (name == "uniform") return DistractorPositions::Uniform;
+    if (name == "early") return DistractorPositions::Early;
+    throw InvalidArgument("distractor positions must be opposite, late, uniform or early, not '" +
+                          std::string(name) + "'");
+}
+
+const char* distractor_positions_name(DistractorPositions value) noexcept {
+    switch (value) {
+        case DistractorPositions::Opposite:
+            return "opposite";
+        case DistractorPositions::Late:
+            return "late";
+        case DistractorPositions::Uniform:
+            return "uniform";
+        case DistractorPositions::Early:
+            return "early";
+    }
+    return "?";
+}
+
+const char* passage_role_name(PassageRole role) noexcept {
+    switch (role) {
+        case PassageRole::Background:
+            return "background";
+        case PassageRole::Answer:
+            return "answer";
+        case PassageRole::Partial:
+            return "partial";
+        case PassageRole::HardNegative:
+            return "hard_negative";
+    }
+    return "?";
+}
+
+PlantedConfig planted_preset(std::string_view size) {
+    PlantedConfig c;
+    auto set = [&](std::uint64_t p, std::uint64_t tr, std::uint64_t dv, std::uint64_t te) {
+        c.base.passages = p;
+        c.train_queries = tr;
+        c.dev_queries = dv;
+        c.test_queries = te;
+    };
+    if (size == "tiny")
+        set(2000, 60, 10, 20);
+    else if (size == "small")
+        set(20000, 1000, 100, 200);
+    else if (size == "medium")
+        set(200000, 5000, 200, 500);
+    else if (size == "large")
+        set(2000000, 20000, 500, 1000);
+    else
+        throw InvalidArgument("size must be tiny, small, medium or large, not '" +
+                              std::string(size) + "'");
+    return c;
+}
+
+void PlantedConfig::validate() const {
+    auto bad = [](const std::string& m) { throw InvalidArgument("planted generator: " + m); };
+    auto share = [&](double v, const char* name) {
+        if (!(v >= 0.0 && v <= 1.0)) bad(std::string(name) + " must be in [0, 1]");
+    };
+    base.validate();
+    if (queries() == 0) bad("need at least one query");
+    if (queries() > 10'000'000) bad("at most 10,000,000 queries");
+    if (!(early_scale > 0.0 && early_scale <= 10.0)) bad("early_scale must be in (0, 10]");
+    if (answer_words == 0 || answer_words > 20) bad("answer_words must be in [1, 20]");
+    if (!(answer_rank_min > 0.0 && answer_rank_min <= answer_rank_max && answer_rank_max <= 1.0))
+        bad("need 0 < answer_rank_min <= answer_rank_max <= 1");
+    if (min_query_terms < 2 || max_query_terms < min_query_terms || max_query_terms > 20)
+        bad("need 2 <= min_query_terms <= max_query_terms <= 20");
+    if (max_query_terms > base.vocab / 4) bad("max_query_terms must be at most vocab/4");
+    if (answer_words > base.vocab / 4) bad("answer_words must be at most vocab/4");
+    share(question_share, "question_share");
+    if (max_partial > 100) bad("max_partial must be at most 100");
+    if (hard_negatives > 1000) bad("hard_negatives must be at most 1000");
+    share(hard_negative_terms, "hard_negative_terms");
+    share(hard_negative_share, "hard_negative_share");
+    if (triples_per_query > 100000) bad("triples_per_query must be at most 100,000");
+    share(gender_share, "gender_share");
+    share(gender_skew, "gender_skew");
+    if (max_gender_words == 0 || max_gender_words > 100)
+        bad("max_gender_words must be in [1, 100]");
+    if (shown_k == 0 || shown_k > 1000) bad("shown_k must be in [1, 1000]");
+    share(unanswered, "unanswered");
+    if (!(shown_rank_p > 0.0 && shown_rank_p <= 1.0)) bad("shown_rank_p must be in (0, 1]");
+    const std::uint64_t planted = queries() * (1ULL + max_partial + hard_negatives);
+    if (planted >= base.passages)
+        bad("passages (" + std::to_string(base.passages) +
+            ") must exceed the planted passages (queries x (1 + max_partial + hard_negatives) = " +
+            std::to_string(planted) + ")");
+    if (shown_k + 1ULL + max_partial > base.passages)
+        bad("shown_k + 1 + max_partial must be at most passages");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gender words
+// ---------------------------------------------------------------------------------------------
+
+const std::vector<std::pair<std::string, char>>& PlantedGenerator::gender_words() {
+    // Gender-definitional English words (in the spirit of Rekabsaz & Schedl 2020's list). None
+    // has the shape of a pseudo-word ((consonant vowel)+ final consonant over generator.cpp's
+    // letters), so passages' background words never collide with them.
+    static const std::vector<std::pair<std::string, char>> words = [] {
+        std::vector<std::pair<std::string, char>> w;
+        for (const char* f :
+             {"she",        "her",    "hers",        "herself",  "woman",     "women",  "girl",
+              "girls",      "mother", "mothers",     "daughter", "daughters", "sister", "sisters",
+              "wife",       "wives",  "queen",       "queens",   "lady",      "ladies", "aunt",
+              "aunts",      "niece",  "grandmother", "actress",  "mrs",       "female", "females",
+              "girlfriend", "bride",  "heroine",     "princess"})
+            w.emplace_back(f, 'f');
+        for (const char* m :
+             {"he",        "him",       "his",     "himself",  "man",       "men",
+              "boy",       "boys",      "father",  "fathers",  "son",       "sons",
+              "brother",   "brothers",  "husband", "husbands", "king",      "kings",
+              "gentleman", "gentlemen", "uncle",   "uncles",   "nephew",    "grandfather",
+              "actor",     "mr",        "male",    "males",    "boyfriend", "groom",
+              "hero",      "prince"})
+            w.emplace_back(m, 'm');
+        return w;
+    }();
+    return words;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plan
+// ---------------------------------------------------------------------------------------------
+
+PlantedGenerator::PlantedGenerator(PlantedConfig config)
+    : CorpusGenerator(base_config(config)), m_config(std::move(config)) {
+    build_plan();
+}
+
+void PlantedGenerator::build_plan() {
+    const auto& c = m_config;
+    const auto& b = c.base;
+    const double vocab = b.vocab;
+    // Content words: log-uniform ranks in [lo, hi] (as CorpusGenerator's topic words).
+    double hi = std::floor(std::max(1.0, b.topic_rank_max * vocab));
+    double lo = std::floor(std::min(hi, std::max(1.0, b.topic_rank_min * vocab)));
+    if (hi - lo + 1 < 2.0 * c.max_query_terms) {  // tiny vocabularies: widen
+        hi = std::min(vocab, lo + 2.0 * c.max_query_terms);
+        if (hi - lo + 1 < c.max_query_terms) lo = 1;
+    }
+    // Answer words: uniform ranks in [alo, ahi].
+    double ahi = std::max(1.0, std::floor(c.answer_rank_max * vocab));
+    double alo = std::min(ahi, std::max(1.0, std::ceil(c.answer_rank_min * vocab)));
+    if (ahi - alo + 1 < 2.0 * (c.answer_words + c.max_query_terms)) alo = 1;
+
+    const std::uint64_t nq = c.queries();
+    m_queries.resize(nq);
+    std::uint64_t planted = 0;
+    std::vector<std::uint32_t> partials(nq);
+    for (std::uint64_t q = 0; q < nq; ++q) {
+        auto rng = stream(kQueryPlanDomain, q);
+        QueryPlan& plan = m_queries[q];
+        auto nterms =
+            c.min_query_terms + uniform_below(rng, c.max_query_terms - c.min_query_terms + 1);
+        while (plan.terms.size() < nterms) {
+            auto r =
+                static_cast<std::uint32_t>(lo * std::exp(uniform01(rng) * std::log((hi + 1) / lo)));
+            r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(hi));
+            if (std::find(plan.terms.begin(), plan.terms.end(), r) == plan.terms.end())
+                plan.terms.push_back(r);
+        }
+        while (plan.answer.size() < c.answer_words) {
+            auto r = static_cast<std::uint32_t>(
+                alo +
+                static_cast<double>(uniform_below(rng, static_cast<std::uint64_t>(ahi - alo + 1))));
+            if (std::find(plan.answer.begin(), plan.answer.end(), r) == plan.answer.end() &&
+                std::find(plan.terms.begin(), plan.terms.end(), r) == plan.terms.end())
+                plan.answer.push_back(r);
+        }
+        partials[q] = static_cast<std::uint32_t>(uniform_below(rng, c.max_partial + 1ULL));
+        planted += 1 + partials[q] + c.hard_negatives;
+    }
+
+    // Distinct passages for all plants: partial Fisher-Yates over 0..passages-1 with a sparse
+    // map of swapped entries (exact, O(planted) memory).
+    auto rng = stream(kAssignDomain, 0);
+    std::unordered_map<std::uint64_t, std::uint64_t> swapped;
+    swapped.reserve(planted * 2);
+    auto at = [&](std::uint64_t k) {
+        auto it = swapped.find(k);
+        return it == swapped.end() ? k : it->second;
+    };
+    std::uint64_t k = 0;
+    auto next_passage = [&] {
+        std::uint64_t j = k + uniform_below(rng, b.passages - k);
+        std::uint64_t vk = at(k), vj = at(j);
+        swapped[j] = vk;
+        swapped[k] = vj;
+        ++k;
+        return vj;
+    };
+    m_assigned.reserve(planted * 2);
+    for (std::uint64_t q = 0; q < nq; ++q) {
+        QueryPlan& plan = m_queries[q];
+        auto qi = static_cast<std::uint32_t>(q);
+        auto add = [&](PassageRole role, std::vector<std::uint64_t>& list) {
+            std::uint64_t p = next_passage();
+            list.push_back(p);
+            m_assigned.emplace(p, Assignment{qi, role});
+        };
+        add(PassageRole::Answer, plan.relevant);
+        for (std::uint32_t n = 0; n < partials[q]; ++n) add(PassageRole::Partial, plan.relevant);
+        for (std::uint32_t n = 0; n < c.hard_negatives; ++n)
+            add(PassageRole::HardNegative, plan.hard);
+    }
+}
+
+double PlantedGenerator::draw_answer_x(std::mt19937_64& rng) const {
+    double u = uniform01(rng);
+    if (m_config.answer_positions == AnswerPositions::Uniform) return u;
+    // Truncated exponential on [0, 1) by inverse CDF.
+    const double s = m_config.early_scale;
+    double x = -s * std::log(1.0 - u * (1.0 - std::exp(-1.0 / s)));
+    return std::clamp(x, 0.0, std::nextafter(1.0, 0.0));
+}
+
+double PlantedGenerator::draw_distractor_x(std::mt19937_64& rng) const {
+    const double below_one = std::nextafter(1.0, 0.0);
+    switch (m_config.distractor_positions) {
+        case DistractorPositions::Opposite:
+            return std::clamp(1.0 - draw_answer_x(rng), 0.0, below_one);
+        case DistractorPositions::Late: {
+            const double s = m_config.early_scale;
+            double u = uniform01(rng);
+            double x = -s * std::log(1.0 - u * (1.0 - std::exp(-1.0 / s)));
+            return std::clamp(1.0 - x, 0.0, below_one);
+        }
+        case DistractorPositions::Uniform:
+            return uniform01(rng);
+        case DistractorPositions::Early: {
+            const double s = m_config.early_scale;
+            double u = uniform01(rng);
+            return std::clamp(-s * std::log(1.0 - u * (1.0 - std::exp(-1.0 / s))), 0.0, below_one);
+        }
+    }
+    return 0.0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Passages
+// ---------------------------------------------------------------------------------------------
+
+std::string PlantedGenerator::text_of(const std::vector<std::uint32_t>& tokens) const {
+    std::string out;
+    out.reserve(tokens.size() * 8);
+    const auto& gw = gender_words();
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+        if (k) out += ' ';
+        out += tokens[k] >= kGenderBase ? gw[tokens[k] - kGenderBase].first : word(tokens[k]);
+    }
+    return out;
+}
+
+PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
+    const auto& c = m_config;
+    if (i >= c.base.passages)
+        throw InvalidArgument("planted generator: passage index out of range");
+    PlantedPassage out;
+    auto rng = stream(kPassageDomain, i);
+    std::vector<std::uint32_t> words = passage_words(i, rng);
+
+    const QueryPlan* plan = nullptr;
+    if (auto it = m_assigned.find(i); it != m_assigned.end()) {
+        out.role = it->second.role;
+        out.query = it->second.query;
+        plan = &m_queries[out.query];
+    }
+    const bool relevant = out.role == PassageRole::Answer || out.role == PassageRole::Partial;
+
+    // Gender words at random positions of the background (before the block goes in, so the
+    // block stays contiguous).
+    if (uniform01(rng) < c.gender_share) {
+        const bool male = uniform01(rng) < (relevant ? c.gender_skew : 0.5);
+        out.gender = male ? 'm' : 'f';
+        const auto& gw = gender_words();
+        std::vector<std::uint32_t> pool;
+        for (std::uint32_t g = 0; g < gw.size(); ++g)
+            if (gw[g].second == out.gender) pool.push_back(kGenderBase + g);
+        for (auto n = 1 + uniform_below(rng, c.max_gender_words); n > 0; --n) {
+            auto w = pool[uniform_below(rng, pool.size())];
+            auto pos = uniform_below(rng, words.size() + 1);
+            words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), w);
+        }
+    }
+
+    if (plan) {
+        std::vector<std::uint32_t> terms = plan->terms;
+        shuffle(terms, rng);
+        const std::size_t t = terms.size();  // >= 2
+        std::vector<std::uint32_t> block;
+        std::size_t offset = 0;  // answer offset within the block
+        double x = 0.0;
+        if (relevant) {
+            std::size_t keep =
+                out.role == PassageRole::Answer ? t : std::max<std::size_t>(1, t / 2);
+            terms.resize(keep);
+            auto left = static_cast<std::size_t>(uniform_below(rng, keep + 1));
+            block.assign(terms.begin(), terms.begin() + static_cast<std::ptrdiff_t>(left));
+            offset = block.size();
+            block.insert(block.end(), plan->answer.begin(), plan->answer.end());
+            block.insert(block.end(), terms.begin() + static_cast<std::ptrdiff_t>(left),
+                         terms.end());
+            x = draw_answer_x(rng);
+        } else {
+            auto keep = static_cast<std::size_t>(
+                std::llround(c.hard_negative_terms * static_cast<double>(t)));
+            keep = std::clamp<std::size_t>(keep, 1, t - 1);
+            for (std::size_t k = 0; k < keep; ++k)
+                for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
+            const std::size_t a = plan->answer.size();
+            if (a >= 2) {
+                std::vector<std::uint32_t> answer = plan->answer;
+                shuffle(answer, rng);
+                auto na = 1 + uniform_below(rng, a - 1);  // 1 .. a-1: never the whole span
+                block.insert(block.end(), answer.begin(),
+                             answer.begin() + static_cast<std::ptrdiff_t>(na));
+            }
+            shuffle(block, rng);
+            x = draw_distractor_x(rng);
+        }
+        const auto L = static_cast<std::int64_t>(words.size());
+        const auto n = static_cast<double>(words.size() + block.size());
+        std::int64_t b = std::llround(x * n) - static_cast<std::int64_t>(offset);
+        b = std::clamp<std::int64_t>(b, 0, L);
+        words.insert(words.begin() + b, block.begin(), block.end());
+        out.block_start = b;
+        if (relevant) out.answer_start = b + static_cast<std::int64_t>(offset);
+        if (out.role == PassageRole::HardNegative) {
+            // Background words completing the span by chance (astronomically rare): break it.
+            for (std::size_t at = find_span(words, plan->answer); at != std::string::npos;
+                 at = find_span(words, plan->answer))
+                words[at + plan->answer.size() - 1] = 1;
+        }
+    }
+    out.tokens = static_cast<std::uint32_t>(words.size());
+    out.doc.id = std::to_string(i);
+    out.doc.text = text_of(words);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topics, qrels, triples, shown rankings
+// ---------------------------------------------------------------------------------------------
+
+const std::vector<std::uint64_t>& PlantedGenerator::relevant_passages(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].relevant;
+}
+
+const std::vector<std::uint64_t>& PlantedGenerator::hard_negative_passages(
+    std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].hard;
+}
+
+std::vector<std::string> PlantedGenerator::answer_span(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    std::vector<std::string> out;
+    for (auto r : m_queries[query].answer) out.push_back(word(r));
+    return out;
+}
+
+std::vector<std::string> PlantedGenerator::query_terms(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    std::vector<std::string> out;
+    for (auto r : m_queries[query].terms) out.push_back(word(r));
+    return out;
+}
+
+PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
+    const auto& c = m_config;
+    const QueryPlan& plan = m_queries[q];
+    PlantedTopic out;
+    out.qid = std::to_string(q + 1ULL);
+    out.split = q < c.train_queries                   ? "train"
+                : q < c.train_queries + c.dev_queries ? "dev"
+                                                      : "test";
+    auto rng = stream(kQueryTextDomain, q);
+    std::vector<std::uint32_t> terms = plan.terms;
+    shuffle(terms, rng);
+    if (uniform01(rng) < c.question_share) {
+        const auto& kinds = question_kinds();
+        const QuestionKind& kind = kinds[uniform_below(rng, kinds.size())];
+        out.type = kind.type;
+        out.text = kind.prefixes[uniform_below(rng, kind.prefixes.size())];
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+            if (k > 0 && uniform01(rng) < 0.5) {
+                out.text += ' ';
+                out.text += kConnectors[uniform_below(rng, std::size(kConnectors))];
+            }
+            out.text += ' ';
+            out.text += word(terms[k]);
+        }
+    } else {
+        out.type = "keyword";
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+            if (k) out.text += ' ';
+            out.text += word(terms[k]);
+        }
+    }
+    for (std::size_t k = 0; k < plan.answer.size(); ++k) {
+        if (k) out.answer += ' ';
+        out.answer += word(plan.answer[k]);
+    }
+    return out;
+}
+
+std::vector<PlantedTopic> PlantedGenerator::topics() const {
+    std::vector<PlantedTopic> out;
+    out.reserve(m_queries.size());
+    for (std::size_t q = 0; q < m_queries.size(); ++q)
+        out.push_back(topic(static_cast<std::uint32_t>(q)));
+    return out;
+}
+
+std::vector<Judgment> PlantedGenerator::qrels() const {
+    std::vector<Judgment> out;
+    for (std::size_t q = 0; q < m_queries.size(); ++q) {
+        const auto& rel = m_queries[q].relevant;
+        for (std::size_t k = 0; k < rel.size(); ++k)
+            out.push_back(Judgment{std::to_string(q + 1), std::to_string(rel[k]), k == 0 ? 2 : 1});
+    }
+    return out;
+}
+
+std::vector<TripleIds> PlantedGenerator::triples() const {
+    const auto& c = m_config;
+    std::vector<TripleIds> out;
+    out.reserve(c.train_queries * c.triples_per_query);
+    for (std::uint64_t q = 0; q < c.train_queries; ++q) {
+        const QueryPlan& plan = m_queries[q];
+        auto rng = stream(kTripleDomain, q);
+        for (std::uint32_t n = 0; n < c.triples_per_query; ++n) {
+            TripleIds t;
+            t.query = static_cast<std::uint32_t>(q);
+            t.positive = plan.relevant[uniform_below(rng, plan.relevant.size())];
+            if (!plan.hard.empty() && uniform01(rng) < c.hard_negative_share) {
+                t.negative = plan.hard[uniform_below(rng, plan.hard.size())];
+                t.hard = true;
+            } else {
+                do {
+                    t.negative = uniform_below(rng, c.base.passages);
+                } while (std::find(plan.relevant.begin(), plan.relevant.end(), t.negative) !=
+                         plan.relevant.end());
+            }
+            out.push_back(t);
+        }
+    }
+    return out;
+}
+
+std::vector<ShownRow> PlantedGenerator::shown_rankings() const {
+    const auto& c = m_config;
+    std::vector<ShownRow> out;
+    for (std::size_t q = 0; q < m_queries.size(); ++q) {
+        const QueryPlan& plan = m_queries[q];
+        auto rng = stream(kShownDomain, q);
+        const bool answered = uniform01(rng) >= c.unanswered;
+        std::vector<std::uint64_t> others;
+        if (answered) others.insert(others.end(), plan.relevant.begin() + 1, plan.relevant.end());
+        others.insert(others.end(), plan.hard.begin(), plan.hard.end());
+        const std::size_t fill = answered ? c.shown_k - 1 : c.shown_k;
+        if (others.size() > fill) {
+            shuffle(others, rng);
+            others.resize(fill);
+        }
+        while (others.size() < fill) {
+            std::uint64_t p = uniform_below(rng, c.base.passages);
+            if (std::find(others.begin(), others.end(), p) == others.end() &&
+                std::find(plan.relevant.begin(), plan.relevant.end(), p) == plan.relevant.end())
+                others.push_back(p);
+        }
+        shuffle(others, rng);
+        std::size_t answer_rank = 0;  // 1-based; 0 = not shown
+        if (answered) {
+            unsigned g = 1;
+            while (g < c.shown_k && uniform01(rng) >= c.shown_rank_p) ++g;
+            answer_rank = g;
+            others.insert(others.begin() + static_cast<std::ptrdiff_t>(g - 1), plan.relevant[0]);
+        }
+        for (std::size_t r = 0; r < others.size(); ++r)
+            out.push_back(ShownRow{static_cast<std::uint32_t>(q), static_cast<unsigned>(r + 1),
+                                   others[r], r + 1 == answer_rank});
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------
+
+PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCallback& progress,
+                                          const CancelToken* cancel) const {
+    const auto& c = m_config;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw IoError(dir.string() + ": cannot create directory: " + ec.message());
+
+    PlantedCollection out;
+    out.dir = dir;
+    const bool jsonl = c.base.format == CorpusFormat::Jsonl;
+    const fs::path corpus_path = dir / (jsonl ? "corpus.jsonl" : "corpus.tsv");
+
+    // Statistics gathered while streaming the corpus.
+    std::array<std::uint64_t, kHistogramBins> answer_hist{}, partial_hist{}, hard_hist{};
+    double answer_sum = 0.0, partial_sum = 0.0, hard_sum = 0.0;
+    std::uint64_t answer_n = 0, partial_n = 0, hard_n = 0;
+    std::uint64_t rel_f = 0, rel_m = 0, rel_total = 0, other_f = 0, other_m = 0;
+    std::uint64_t tokens_total = 0;
+
+    AtomicFile corpus(corpus_path);
+    std::string line;
+    const std::uint64_t n = c.base.passages;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        if ((i & 4095) == 0) {
+            if (cancel && cancel->requested()) return out;  // AtomicFile discards the temp file
+            if (progress) progress(i, n);
+        }
+        PlantedPassage p = passage(i);
+        tokens_total += p.tokens;
+        const bool relevant = p.role == PassageRole::Answer || p.role == PassageRole::Partial;
+        if (relevant) {
+            ++rel_total;
+            rel_f += p.gender == 'f';
+            rel_m += p.gender == 'm';
+            double x = static_cast<double>(p.answer_start) / p.tokens;
+            if (p.role == PassageRole::Answer) {
+                ++answer_hist[bin_of(x)], answer_sum += x, ++answer_n;
+            } else {
+                ++partial_hist[bin_of(x)], partial_sum += x, ++partial_n;
+            }
+        } else {
+            other_f += p.gender == 'f';
+            other_m += p.gender == 'm';
+            if (p.role == PassageRole::HardNegative) {
+                double x = static_cast<double>(p.block_start) / p.tokens;
+                ++hard_hist[bin_of(x)], hard_sum += x, ++hard_n;
+            }
+        }
+        if (jsonl) {
+            nlohmann::json obj{{"_id", p.doc.id}, {"title", p.doc.title}, {"text", p.doc.text}};
+            line = obj.dump();
+        } else {
+            line = p.doc.id;
+            line += '\t';
+            line += p.doc.text;
+        }
+        line += '\n';
+        corpus.write(line);
+        out.corpus_bytes += line.size();
+        ++out.passages;
+    }
+    if (progress) progress(n, n);
+    out.files.push_back(corpus_path);
+
+    std::vector<std::unique_ptr<AtomicFile>> files;
+    auto open = [&](const std::string& name) -> AtomicFile& {
+        files.push_back(std::make_unique<AtomicFile>(dir / name));
+        out.files.push_back(dir / name);
+        return *files.back();
+    };
+
+    // Topics, qrels, answers, query labels and types.
+    const auto all_topics = topics();
+    AtomicFile& topics_all = open("topics.tsv");
+    AtomicFile& topics_train = open("topics.train.tsv");
+    AtomicFile& topics_dev = open("topics.dev.tsv");
+    AtomicFile& topics_test = open("topics.test.tsv");
+    AtomicFile& answers = open("answers.tsv");
+    AtomicFile& query_gender = open("query_gender.tsv");
+    AtomicFile& query_types = open("query_types.tsv");
+    std::map<std::string, std::uint64_t> type_counts;
+    std::uint64_t query_tokens = 0;
+    for (const auto& t : all_topics) {
+        std::string row = t.qid + '\t' + t.text + '\n';
+        topics_all.write(row);
+        (t.split == "train" ? topics_train
+         : t.split == "dev" ? topics_dev
+                            : topics_test)
+            .write(row);
+        answers.write(t.qid + '\t' + t.answer + '\n');
+        query_gender.write(t.qid + "\tn\n");
+        query_types.write(t.qid + '\t' + t.type + '\n');
+        ++type_counts[t.type];
+        query_tokens +=
+            1 + static_cast<std::uint64_t>(std::count(t.text.begin(), t.text.end(), ' '));
+        ++out.queries;
+    }
+    AtomicFile& qrels_all = open("qrels.txt");
+    AtomicFile& qrels_train = open("qrels.train.txt");
+    AtomicFile& qrels_dev = open("qrels.dev.txt");
+    AtomicFile& qrels_test = open("qrels.test.txt");
+    for (const Judgment& j : qrels()) {
+        std::string row = j.qid + " 0 " + j.docid + ' ' + std::to_string(j.grade) + '\n';
+        qrels_all.write(row);
+        const auto q = std::stoull(j.qid) - 1;
+        (q < c.train_queries                   ? qrels_train
+         : q < c.train_queries + c.dev_queries ? qrels_dev
+                                               : qrels_test)
+            .write(row);
+        ++out.judgments;
+    }
+
+    // Training triples: text and ids.
+    AtomicFile& triples_text = open("triples.train.tsv");
+    AtomicFile& triples_ids = open("triples.train.ids.tsv");
+    std::uint64_t hard_triples = 0;
+    for (const TripleIds& t : triples()) {
+        if (cancel && (out.triples & 1023) == 0 && cancel->requested()) return out;
+        const auto& qt = all_topics[t.query];
+        triples_text.write(qt.text + '\t' + passage(t.positive).doc.text + '\t' +
+                           passage(t.negative).doc.text + '\n');
+        triples_ids.write(qt.qid + '\t' + std::to_string(t.positive) + '\t' +
+                          std::to_string(t.negative) + '\n');
+        hard_triples += t.hard;
+        ++out.triples;
+    }
+
+    // Gender word list (eval::GenderWordList format).
+    AtomicFile& gender = open("gender_words.txt");
+    gender.write("# plumb planted-bias corpus: gender-definitional words (word,f / word,m)\n");
+    for (const auto& [w, g] : gender_words()) gender.write(w + ',' + g + '\n');
+
+    // Annotator-shown rankings (eval/subsets.hpp shown-ranks format).
+    AtomicFile& shown = open("shown_ranks.tsv");
+    std::uint64_t shown_answered = 0;
+    std::map<unsigned, std::uint64_t> first_rank;
+    for (const ShownRow& r : shown_rankings()) {
+        shown.write(all_topics[r.query].qid + '\t' + std::to_string(r.rank) + '\t' +
+                    std::to_string(r.passage) + '\t' + (r.selected ? "1" : "0") + '\n');
+        if (r.selected) ++shown_answered, ++first_rank[r.rank];
+    }
+
+    // Manifest.
+    auto hist_json = [](const auto& h, std::uint64_t count, double sum) {
+        nlohmann::json j;
+        j["bins"] = kHistogramBins;
+        j["counts"] = std::vector<std::uint64_t>(h.begin(), h.end());
+        std::vector<double> props;
+        for (auto v : h) props.push_back(count ? static_cast<double>(v) / count : 0.0);
+        j["proportions"] = props;
+        j["n"] = count;
+        j["mean"] = count ? sum / count : 0.0;
+        return j;
+    };
+    nlohmann::json m;
+    m["format"] = "plumb-planted-corpus";
+    m["version"] = 1;
+    const auto& b = c.base;
+    m["parameters"] = {
+        {"seed", b.seed},
+        {"passages", b.passages},
+        {"vocab", b.vocab},
+        {"zipf_s", b.zipf_s},
+        {"min_words", b.min_words},
+        {"max_words", b.max_words},
+        {"topic_rank_min", b.topic_rank_min},
+        {"topic_rank_max", b.topic_rank_max},
+        {"corpus_format", corpus_format_name(b.format)},
+        {"train_queries", c.train_queries},
+        {"dev_queries", c.dev_queries},
+        {"test_queries", c.test_queries},
+        {"answer_positions", answer_positions_name(c.answer_positions)},
+        {"early_scale", c.early_scale},
+        {"answer_words", c.answer_words},
+        {"answer_rank_min", c.answer_rank_min},
+        {"answer_rank_max", c.answer_rank_max},
+        {"min_query_terms", c.min_query_terms},
+        {"max_query_terms", c.max_query_terms},
+        {"question_share", c.question_share},
+        {"max_partial", c.max_partial},
+        {"hard_negatives", c.hard_negatives},
+        {"hard_negative_terms", c.hard_negative_terms},
+        {"distractor_positions", distractor_positions_name(c.distractor_positions)},
+        {"triples_per_query", c.triples_per_query},
+        {"hard_negative_share", c.hard_negative_share},
+        {"gender_share", c.gender_share},
+        {"gender_skew", c.gender_skew},
+        {"max_gender_words", c.max_gender_words},
+        {"shown_k", c.shown_k},
+        {"unanswered", c.unanswered},
+        {"shown_rank_p", c.shown_rank_p},
+    };
+    m["counts"] = {
+        {"passages", out.passages},
+        {"corpus_bytes", out.corpus_bytes},
+        {"mean_passage_tokens",
+         out.passages ? static_cast<double>(tokens_total) / out.passages : 0.0},
+        {"queries", out.queries},
+        {"train_queries", c.train_queries},
+        {"dev_queries", c.dev_queries},
+        {"test_queries", c.test_queries},
+        {"query_types", type_counts},
+        {"mean_query_tokens", out.queries ? static_cast<double>(query_tokens) / out.queries : 0.0},
+        {"judgments", out.judgments},
+        {"answer_passages", answer_n},
+        {"partial_passages", partial_n},
+        {"hard_negatives", hard_n},
+        {"triples", out.triples},
+        {"hard_negative_triples", hard_triples},
+        {"shown_answered_queries", shown_answered},
+        {"shown_unanswered_queries", out.queries - shown_answered},
+    };
+    std::map<std::string, std::uint64_t> first_rank_json;
+    for (auto [r, k] : first_rank) first_rank_json[std::to_string(r)] = k;
+    m["realised"] = {
+        {"answer_start_relative", hist_json(answer_hist, answer_n, answer_sum)},
+        {"partial_answer_start_relative", hist_json(partial_hist, partial_n, partial_sum)},
+        {"hard_negative_block_start_relative", hist_json(hard_hist, hard_n, hard_sum)},
+        {"gender",
+         {{"relevant_passages", rel_total},
+          {"relevant_female", rel_f},
+          {"relevant_male", rel_m},
+          {"relevant_male_share",
+           rel_f + rel_m ? static_cast<double>(rel_m) / static_cast<double>(rel_f + rel_m) : 0.0},
+          {"other_female", other_f},
+          {"other_male", other_m},
+          {"gendered_share",
+           out.passages ? static_cast<double>(rel_f + rel_m + other_f + other_m) / out.passages
+                        : 0.0}}},
+        {"shown_first_selected_rank", first_rank_json},
+    };
+    std::vector<std::string> names;
+    for (const auto& f : out.files) names.push_back(f.filename().string());
+    names.push_back("manifest.json");
+    m["files"] = names;
+    AtomicFile& manifest = open("manifest.json");
+    manifest.write(m.dump(2) + '\n');
+
+    if (cancel && cancel->requested()) return out;
+    corpus.commit();
+    for (auto& f : files) f->commit();
+    out.complete = true;
+    return out;
+}
+
+}  // namespace plumb::index

@@ -1,0 +1,249 @@
+#pragma once
+/// \file planted.hpp
+/// The planted-bias corpus: a deterministic synthetic collection whose biases are known, the
+/// embedded default for the debiasing experiments (issue 7; index/README.md, "The planted-bias
+/// corpus"). Built on CorpusGenerator's Zipf vocabulary and background passages.
+///
+/// Per query (qids "1".."N": train, then dev, then test): 2-5 content words ("terms", mid-
+/// frequency topic words) and an ANSWER span of `answer_words` rare words (rank range
+/// [answer_rank_min, answer_rank_max] · vocab). The query text is either a keyword query (the
+/// terms, shuffled) or a question (a template of English function words around the terms, e.g.
+/// "what is the T1 of T2 T3"). Each planted passage serves exactly one query:
+///  - the ANSWER passage (grade 2): all terms and the complete answer span, as one contiguous
+///    block "terms-left answer terms-right" inserted into background words so that the answer
+///    starts at relative position x (start_token ≈ x · n);
+///  - 0..max_partial PARTIAL passages (grade 1): the complete answer span and a strict subset
+///    (about half) of the terms, placed like the answer passage;
+///  - `hard_negatives` HARD NEGATIVES (unjudged): a strict subset (hard_negative_terms · |terms|,
+///    at least 1, at most |terms| - 1) of the terms, each 1-2 times, plus a strict subset of the
+///    answer words in shuffled order (never the complete span: it is checked and broken if
+///    background words complete it by chance), as one block whose start is drawn from
+///    `distractor_positions`.
+/// x for relevant passages: Early = truncated exponential on [0, 1) with scale `early_scale`
+/// (x = -s·ln(1 - u·(1 - e^(-1/s))); s = 0.15 puts ~74 % of the mass below 0.2, ~86 % below 0.3,
+/// mean ≈ 0.15: MS MARCO-like, Hofstätter et al. 2021 Fig. 1), or Uniform on [0, 1) (SQuAD-like).
+/// Distractor placement: Opposite (1 - x' with x' drawn from the answer distribution: late for
+/// Early answers, uniform for Uniform ones), Late (1 - x' with x' Early), Uniform, or Early.
+///
+/// Intended effect (paper 000, Table 3). With Early answers and Opposite placement, a re-ranker
+/// trained on the triples can separate relevant passages from hard negatives in two ways: by
+/// where the query-term matches are (early ⇒ relevant: a shortcut) and by how many of the query
+/// terms match (all ⇒ relevant: the position-independent true signal; the complete answer span is
+/// the ground truth the answer-position audit finds). A TK trained on the original triples learns
+/// the shortcut and loses effectiveness on a rotated test set (rotation, Eq. 7, spreads matches
+/// uniformly); trained on rotated triples it can only learn coverage and does not lose. The
+/// shortcut gets stronger as hard_negative_terms → 1 (less coverage difference) and
+/// hard_negative_share → 1.
+///
+/// Gender: a share `gender_share` of all passages gets 1..max_gender_words words of ONE gender
+/// from the built-in list (gender_words(); written as gender_words.txt, eval::GenderWordList
+/// format) at random positions outside the planted block. Relevant (grade >= 1) gendered
+/// passages are male with probability `gender_skew`, all other gendered passages with 0.5.
+/// Queries contain no gender word (label 'n'), so the skew is the only gender signal a ranking
+/// can pick up. Pseudo-words can never spell an English gender word (see generator.hpp).
+///
+/// Survivorship (paper 002): per query a list of `shown_k` passages as shown to an annotator.
+/// With probability `unanswered` the query is unanswered (its relevant passages are not shown,
+/// nothing is selected); otherwise the answer passage is shown at rank min(k, G) with G
+/// geometric(shown_rank_p) on {1, 2, ...} and selected; partial passages are shown unselected;
+/// the rest are hard negatives and random passages.
+///
+/// Determinism as CorpusGenerator: same configuration ⇒ byte-identical files; passage i depends
+/// only on the seed, the configuration and i.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "index/generator.hpp"
+
+namespace plumb::index {
+
+/// Where relevant passages carry their answer span.
+enum class AnswerPositions { Early, Uniform };
+/// Where hard negatives carry their block of query words.
+enum class DistractorPositions { Opposite, Late, Uniform, Early };
+
+/// "early" / "uniform" (throws InvalidArgument otherwise) and back.
+AnswerPositions parse_answer_positions(std::string_view name);
+const char* answer_positions_name(AnswerPositions value) noexcept;
+/// "opposite" / "late" / "uniform" / "early" and back.
+DistractorPositions parse_distractor_positions(std::string_view name);
+const char* distractor_positions_name(DistractorPositions value) noexcept;
+
+/// Parameters of a planted-bias collection (see the file comment for the model).
+struct PlantedConfig {
+    /// Vocabulary, background passages, seed and corpus format: passages, seed, vocab, zipf_s,
+    /// min_words, max_words, topic_rank_min/max (query terms), format. Its queries, grade,
+    /// distractor and query-term fields are not used.
+    GeneratorConfig base;
+    std::uint64_t train_queries = 1000;
+    std::uint64_t dev_queries = 100;
+    std::uint64_t test_queries = 200;
+
+    AnswerPositions answer_positions = AnswerPositions::Early;
+    double early_scale = 0.15;          ///< scale of the truncated exponential (Early)
+    std::uint32_t answer_words = 3;     ///< answer span length (words)
+    double answer_rank_min = 0.2;       ///< answer-word ranks: uniform in
+    double answer_rank_max = 1.0;       ///< [answer_rank_min, answer_rank_max] · vocab
+    std::uint32_t min_query_terms = 2;  ///< content words per query
+    std::uint32_t max_query_terms = 5;
+    double question_share = 0.5;    ///< share of question-like queries (else keyword queries)
+    std::uint32_t max_partial = 1;  ///< grade-1 passages per query: uniform in [0, max_partial]
+
+    std::uint32_t hard_negatives = 4;   ///< hard negatives per query
+    double hard_negative_terms = 0.75;  ///< share of the query terms in a hard negative
+    DistractorPositions distractor_positions = DistractorPositions::Opposite;
+
+    std::uint32_t triples_per_query = 10;  ///< training triples per train query
+    double hard_negative_share = 0.5;      ///< share of triples whose negative is a hard negative
+
+    double gender_share = 0.3;           ///< share of passages with gender words
+    double gender_skew = 0.75;           ///< P(male) for gendered relevant passages
+    std::uint32_t max_gender_words = 3;  ///< gender words per gendered passage: 1..max
+
+    std::uint32_t shown_k = 10;  ///< passages shown per query (survivorship)
+    double unanswered = 0.3;     ///< share of unanswered queries
+    double shown_rank_p = 0.4;   ///< geometric parameter of the shown rank of the answer
+
+    /// Throws InvalidArgument when a value is outside its domain.
+    void validate() const;
+    std::uint64_t queries() const noexcept { return train_queries + dev_queries + test_queries; }
+};
+
+/// Size presets: "tiny" (2,000 passages; 60 / 10 / 20 queries: tests), "small" (20,000;
+/// 1,000 / 100 / 200: the main job), "medium" (200,000; 5,000 / 200 / 500), "large"
+/// (2,000,000; 20,000 / 500 / 1,000: benchmarks). Other fields keep their defaults.
+/// Throws InvalidArgument for another name.
+PlantedConfig planted_preset(std::string_view size);
+
+/// Role of a passage in the collection.
+enum class PassageRole : std::uint8_t { Background, Answer, Partial, HardNegative };
+const char* passage_role_name(PassageRole role) noexcept;
+
+/// One planted passage and what was planted in it.
+struct PlantedPassage {
+    Document doc;
+    PassageRole role = PassageRole::Background;
+    std::uint32_t query = 0;         ///< query index (0-based), when role != Background
+    std::uint32_t tokens = 0;        ///< whitespace tokens of the text
+    std::int64_t answer_start = -1;  ///< token index of the answer span (Answer, Partial), or -1
+    std::int64_t block_start = -1;   ///< token index of the planted block, or -1
+    char gender = 'n';               ///< 'f', 'm' or 'n' (no gender words)
+};
+
+/// One topic with its planted metadata.
+struct PlantedTopic {
+    std::string qid;
+    std::string text;
+    std::string split;   ///< "train", "dev" or "test"
+    std::string type;    ///< "keyword" or the question word ("what", "how", ...)
+    std::string answer;  ///< the answer span (space-separated words)
+};
+
+/// One training triple by ids (`qid`, relevant passage, negative passage).
+struct TripleIds {
+    std::uint32_t query = 0;
+    std::uint64_t positive = 0;
+    std::uint64_t negative = 0;
+    bool hard = false;  ///< the negative is one of the query's hard negatives
+};
+
+/// One shown passage (eval/subsets.hpp shown-ranks row).
+struct ShownRow {
+    std::uint32_t query = 0;
+    unsigned rank = 0;  ///< 1-based
+    std::uint64_t passage = 0;
+    bool selected = false;
+};
+
+/// Paths and figures of a written planted collection.
+struct PlantedCollection {
+    std::filesystem::path dir;
+    std::vector<std::filesystem::path> files;  ///< every file written, in writing order
+    std::uint64_t passages = 0;
+    std::uint64_t queries = 0;
+    std::uint64_t judgments = 0;
+    std::uint64_t triples = 0;
+    std::uint64_t corpus_bytes = 0;
+    bool complete = false;  ///< false when cancelled (nothing committed)
+};
+
+/// Generates a planted-bias collection. Construction builds the vocabulary and the plan
+/// (O(vocab + queries · planted passages) memory); passages are produced on demand. Const methods
+/// are thread-safe.
+class PlantedGenerator : private CorpusGenerator {
+public:
+    /// Throws InvalidArgument for an invalid configuration (including more planted passages than
+    /// `base.passages`).
+    explicit PlantedGenerator(PlantedConfig config);
+
+    const PlantedConfig& planted_config() const noexcept { return m_config; }
+
+    /// Passage i (0-based) and its planted metadata. Throws InvalidArgument when out of range.
+    PlantedPassage passage(std::uint64_t i) const;
+    /// All topics in qid order (train, dev, test).
+    std::vector<PlantedTopic> topics() const;
+    /// All judgments: per query its answer passage (grade 2) then partial passages (grade 1).
+    std::vector<Judgment> qrels() const;
+    /// Training triples of the train queries, in query order.
+    std::vector<TripleIds> triples() const;
+    /// Annotator-shown rankings of every query, by query then rank.
+    std::vector<ShownRow> shown_rankings() const;
+
+    /// Query index → its relevant passages (answer first), hard negatives.
+    const std::vector<std::uint64_t>& relevant_passages(std::uint32_t query) const;
+    const std::vector<std::uint64_t>& hard_negative_passages(std::uint32_t query) const;
+    /// The answer span (words) and the content words of query `query`.
+    std::vector<std::string> answer_span(std::uint32_t query) const;
+    std::vector<std::string> query_terms(std::uint32_t query) const;
+
+    /// The built-in gender word list (word, 'f' | 'm'), lower case.
+    static const std::vector<std::pair<std::string, char>>& gender_words();
+
+    /// Writes the collection into `dir` (created), every file atomically:
+    ///   corpus.tsv | corpus.jsonl      id<TAB>text | BEIR JSONL (_id, title, text)
+    ///   topics.tsv, topics.{train,dev,test}.tsv          qid<TAB>query
+    ///   qrels.txt, qrels.{train,dev,test}.txt            qid 0 docid grade (2 answer, 1 partial)
+    ///   triples.train.tsv                                query<TAB>positive<TAB>negative
+    ///   triples.train.ids.tsv                            qid<TAB>pid+<TAB>pid-
+    ///   answers.tsv                                      qid<TAB>answer span
+    ///   gender_words.txt                                 word,f | word,m
+    ///   query_gender.tsv                                 qid<TAB>f|m|n (all n)
+    ///   shown_ranks.tsv                                  qid<TAB>rank<TAB>docid<TAB>is_selected
+    ///   query_types.tsv                                  qid<TAB>type
+    ///   manifest.json                                    parameters, counts, realised statistics
+    /// Progress counts passages. When `cancel` is requested nothing is committed (complete =
+    /// false). Throws IoError.
+    PlantedCollection write(const std::filesystem::path& dir, const ProgressCallback& progress = {},
+                            const CancelToken* cancel = nullptr) const;
+
+private:
+    struct QueryPlan {
+        std::vector<std::uint32_t> terms;     ///< content-word ranks
+        std::vector<std::uint32_t> answer;    ///< answer-word ranks, span order
+        std::vector<std::uint64_t> relevant;  ///< answer passage, then partial passages
+        std::vector<std::uint64_t> hard;
+    };
+    struct Assignment {
+        std::uint32_t query = 0;
+        PassageRole role = PassageRole::Background;
+    };
+
+    void build_plan();
+    double draw_answer_x(std::mt19937_64& rng) const;
+    double draw_distractor_x(std::mt19937_64& rng) const;
+    std::string text_of(const std::vector<std::uint32_t>& tokens) const;
+    PlantedTopic topic(std::uint32_t q) const;
+
+    PlantedConfig m_config;
+    std::vector<QueryPlan> m_queries;
+    std::unordered_map<std::uint64_t, Assignment> m_assigned;
+};
+
+}  // namespace plumb::index

@@ -1,0 +1,569 @@
+// Planted-bias corpus: determinism, consumers' readers accept every file, realised answer
+// positions, hard negatives, gender skew, neutral queries, splits, survivorship rows, CLI.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "debias/answer_positions.hpp"
+#include "debias/rotation.hpp"
+#include "eval/distribution.hpp"
+#include "eval/gender.hpp"
+#include "eval/qrels.hpp"
+#include "eval/subsets.hpp"
+#include "index/corpus.hpp"
+#include "index/planted.hpp"
+#include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
+#include "rerank/train_data.hpp"
+
+namespace fs = std::filesystem;
+using plumb::index::PassageRole;
+using plumb::index::PlantedConfig;
+using plumb::index::PlantedGenerator;
+
+namespace {
+
+fs::path test_root() {
+    return fs::temp_directory_path() / ("plumb_test_planted_" + std::to_string(::getpid()));
+}
+
+class TempCleanup : public ::testing::Environment {
+public:
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(test_root(), ec);
+    }
+};
+[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+
+fs::path temp_dir(const std::string& name) {
+    auto dir = test_root() / name;
+    fs::remove_all(dir);
+    return dir;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+    std::vector<std::string> out;
+    std::istringstream in(plumb::read_file(p));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(line);
+    return out;
+}
+
+std::vector<std::string> words_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string w;
+    while (in >> w) out.push_back(w);
+    return out;
+}
+
+std::vector<std::string> fields_of(const std::string& line, char sep = '\t') {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : line) {
+        if (ch == sep) {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+// First index of `needle` in `hay` as contiguous tokens, or -1.
+long find_tokens(const std::vector<std::string>& hay, const std::vector<std::string>& needle) {
+    if (needle.empty() || needle.size() > hay.size()) return -1;
+    auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end());
+    return it == hay.end() ? -1 : static_cast<long>(it - hay.begin());
+}
+
+/// The tiny preset with a smaller vocabulary (faster), written once for the whole suite.
+PlantedConfig tiny_config(std::uint64_t seed = 7) {
+    PlantedConfig c = plumb::index::planted_preset("tiny");
+    c.base.vocab = 5000;
+    c.base.seed = seed;
+    return c;
+}
+
+/// Many relevant passages and no hard negatives, for the distribution tests.
+PlantedConfig stats_config(plumb::index::AnswerPositions positions) {
+    PlantedConfig c;
+    c.base.passages = 8000;
+    c.base.vocab = 5000;
+    c.train_queries = 2000;
+    c.dev_queries = 0;
+    c.test_queries = 0;
+    c.hard_negatives = 1;
+    c.max_partial = 1;
+    c.answer_positions = positions;
+    c.triples_per_query = 0;
+    return c;
+}
+
+class MapSource : public plumb::DocumentSource {
+public:
+    explicit MapSource(const fs::path& corpus) {
+        plumb::index::CorpusReader reader(corpus, {});
+        plumb::index::Document d;
+        while (reader.next(d)) m_docs[d.id] = d.text;
+    }
+    std::optional<std::string> text(std::string_view id) const override {
+        auto it = m_docs.find(std::string(id));
+        if (it == m_docs.end()) return std::nullopt;
+        return it->second;
+    }
+    std::uint64_t size() const override { return m_docs.size(); }
+
+private:
+    std::unordered_map<std::string, std::string> m_docs;
+};
+
+class Planted : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        s_dir = new fs::path(temp_dir("tiny"));
+        s_gen = new PlantedGenerator(tiny_config());
+        auto r = s_gen->write(*s_dir);
+        ASSERT_TRUE(r.complete);
+    }
+    static void TearDownTestSuite() {
+        delete s_gen;
+        delete s_dir;
+    }
+    static fs::path* s_dir;
+    static PlantedGenerator* s_gen;
+};
+fs::path* Planted::s_dir = nullptr;
+PlantedGenerator* Planted::s_gen = nullptr;
+
+const char* const kFiles[] = {"corpus.tsv",        "topics.tsv",
+                              "topics.train.tsv",  "topics.dev.tsv",
+                              "topics.test.tsv",   "answers.tsv",
+                              "query_gender.tsv",  "query_types.tsv",
+                              "qrels.txt",         "qrels.train.txt",
+                              "qrels.dev.txt",     "qrels.test.txt",
+                              "triples.train.tsv", "triples.train.ids.tsv",
+                              "gender_words.txt",  "shown_ranks.tsv",
+                              "manifest.json"};
+
+}  // namespace
+
+TEST(PlantedConfig, ValidationAndPresets) {
+    EXPECT_NO_THROW(PlantedConfig{}.validate());
+    for (const char* size : {"tiny", "small", "medium", "large"})
+        EXPECT_NO_THROW(plumb::index::planted_preset(size).validate()) << size;
+    EXPECT_EQ(plumb::index::planted_preset("tiny").base.passages, 2000u);
+    EXPECT_EQ(plumb::index::planted_preset("small").test_queries, 200u);
+    EXPECT_THROW(plumb::index::planted_preset("huge"), plumb::InvalidArgument);
+
+    auto bad = [](auto edit) {
+        PlantedConfig c = plumb::index::planted_preset("tiny");
+        edit(c);
+        EXPECT_THROW(PlantedGenerator{c}, plumb::InvalidArgument);
+    };
+    // 90 queries x (1 + 1 + 4) = 540 planted passages need more than 540 passages.
+    bad([](PlantedConfig& c) { c.base.passages = 540; });
+    bad([](PlantedConfig& c) { c.gender_skew = 1.5; });
+    bad([](PlantedConfig& c) { c.hard_negative_share = -0.1; });
+    bad([](PlantedConfig& c) { c.min_query_terms = 1; });
+    bad([](PlantedConfig& c) { c.answer_words = 0; });
+    bad([](PlantedConfig& c) { c.train_queries = c.dev_queries = c.test_queries = 0; });
+    bad([](PlantedConfig& c) { c.early_scale = 0.0; });
+    PlantedConfig ok = plumb::index::planted_preset("tiny");
+    ok.base.passages = 541;
+    EXPECT_NO_THROW(PlantedGenerator{ok});
+
+    EXPECT_EQ(plumb::index::parse_answer_positions("uniform"),
+              plumb::index::AnswerPositions::Uniform);
+    EXPECT_THROW(plumb::index::parse_answer_positions("late"), plumb::InvalidArgument);
+    EXPECT_EQ(plumb::index::parse_distractor_positions("late"),
+              plumb::index::DistractorPositions::Late);
+    EXPECT_THROW(plumb::index::parse_distractor_positions("x"), plumb::InvalidArgument);
+}
+
+TEST(PlantedGenderWords, NeverPseudoWordsAndBalanced) {
+    // generator.cpp's pseudo-words: (consonant vowel){2,} final consonant over these letters.
+    const std::regex pseudo("^([bdfghjklmnprtvwz][aiou]){2,}[bdgkmptz]$");
+    std::size_t f = 0, m = 0;
+    std::set<std::string> seen;
+    for (const auto& [w, g] : PlantedGenerator::gender_words()) {
+        EXPECT_FALSE(std::regex_match(w, pseudo)) << w;
+        EXPECT_TRUE(seen.insert(w).second) << "duplicate " << w;
+        (g == 'f' ? f : m) += 1;
+    }
+    EXPECT_EQ(f, m);
+    EXPECT_GE(f, 20u);
+}
+
+TEST_F(Planted, WritesEveryFileAndTheManifestListsThem) {
+    for (const char* f : kFiles) EXPECT_TRUE(fs::exists(*s_dir / f)) << f;
+    auto m = nlohmann::json::parse(plumb::read_file(*s_dir / "manifest.json"));
+    std::set<std::string> listed(m["files"].begin(), m["files"].end());
+    EXPECT_EQ(listed, std::set<std::string>(std::begin(kFiles), std::end(kFiles)));
+    EXPECT_EQ(m["counts"]["passages"], 2000);
+    EXPECT_EQ(m["counts"]["queries"], 90);
+    EXPECT_EQ(m["parameters"]["answer_positions"], "early");
+    EXPECT_EQ(m["realised"]["answer_start_relative"]["counts"].size(), 10u);
+}
+
+TEST(PlantedDeterminism, SameSeedSameBytesOtherSeedDiffers) {
+    auto a = temp_dir("det_a"), b = temp_dir("det_b"), c = temp_dir("det_c");
+    PlantedGenerator(tiny_config(11)).write(a);
+    PlantedGenerator(tiny_config(11)).write(b);
+    PlantedGenerator(tiny_config(12)).write(c);
+    for (const char* f : kFiles) EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    for (const char* f : {"corpus.tsv", "topics.tsv", "qrels.txt", "triples.train.tsv"})
+        EXPECT_NE(plumb::read_file(a / f), plumb::read_file(c / f)) << f;
+    // Passages on demand equal the written corpus, in any order.
+    PlantedGenerator g(tiny_config(11));
+    auto lines = lines_of(a / "corpus.tsv");
+    for (std::uint64_t i : {1999u, 0u, 777u})
+        EXPECT_EQ(lines[i], std::to_string(i) + "\t" + g.passage(i).doc.text);
+}
+
+TEST_F(Planted, TopicsQrelsAndSplitsParseAndAreDisjoint) {
+    auto all = plumb::index::read_topics(*s_dir / "topics.tsv");
+    ASSERT_EQ(all.size(), 90u);
+    std::map<std::string, std::set<std::string>> split;
+    for (const char* s : {"train", "dev", "test"})
+        for (const auto& q :
+             plumb::index::read_topics(*s_dir / ("topics." + std::string(s) + ".tsv")))
+            split[s].insert(q.id);
+    EXPECT_EQ(split["train"].size(), 60u);
+    EXPECT_EQ(split["dev"].size(), 10u);
+    EXPECT_EQ(split["test"].size(), 20u);
+    std::set<std::string> uni;
+    for (auto& [s, ids] : split) uni.insert(ids.begin(), ids.end());
+    EXPECT_EQ(uni.size(), 90u);  // disjoint: 60 + 10 + 20
+
+    auto qrels = plumb::eval::Qrels::load(*s_dir / "qrels.txt");
+    EXPECT_EQ(qrels.num_queries(), 90u);  // every query has its answer passage
+    std::size_t per_split = 0;
+    for (const char* s : {"train", "dev", "test"}) {
+        auto q = plumb::eval::Qrels::load(*s_dir / ("qrels." + std::string(s) + ".txt"));
+        for (const auto& qid : q.qids()) EXPECT_TRUE(split[s].count(qid)) << s << " " << qid;
+        per_split += q.num_judgements();
+    }
+    EXPECT_EQ(per_split, qrels.num_judgements());
+    // Grades: exactly one grade-2 passage per query, the rest grade 1.
+    std::map<std::string, int> twos;
+    for (const auto& line : lines_of(*s_dir / "qrels.txt")) {
+        auto f = words_of(line);
+        ASSERT_EQ(f.size(), 4u);
+        EXPECT_TRUE(f[3] == "1" || f[3] == "2");
+        twos[f[0]] += f[3] == "2";
+    }
+    for (auto& [q, n] : twos) EXPECT_EQ(n, 1) << q;
+}
+
+TEST_F(Planted, QueriesAreGenderNeutralAndVaried) {
+    auto words = plumb::eval::GenderWordList::load(*s_dir / "gender_words.txt");
+    EXPECT_EQ(words.size(), PlantedGenerator::gender_words().size());
+    EXPECT_EQ(words.female_count(), words.male_count());
+    auto topics = plumb::index::read_topics(*s_dir / "topics.tsv");
+    std::size_t shortest = 100, longest = 0;
+    for (const auto& q : topics) {
+        auto c = plumb::eval::count_gender_words(q.text, words);
+        EXPECT_EQ(c.female + c.male, 0u) << q.text;
+        auto n = words_of(q.text).size();
+        shortest = std::min(shortest, n);
+        longest = std::max(longest, n);
+    }
+    EXPECT_LE(shortest, 3u);  // keyword queries: 2-5 words
+    EXPECT_GE(longest, 7u);   // questions: prefix + terms + connectors
+    auto labels = plumb::eval::read_query_attributes(*s_dir / "query_gender.tsv");
+    ASSERT_EQ(labels.rows.size(), 90u);
+    for (auto& [q, l] : labels.rows) EXPECT_EQ(l, "n");
+    auto types = plumb::eval::read_query_attributes(*s_dir / "query_types.tsv");
+    std::set<std::string> kinds;
+    for (auto& [q, t] : types.rows) kinds.insert(t);
+    EXPECT_TRUE(kinds.count("keyword"));
+    EXPECT_GE(kinds.size(), 4u);
+}
+
+TEST_F(Planted, RelevantPassagesCarryAnswersAndHardNegativesNever) {
+    std::size_t hard = 0;
+    for (std::uint32_t q = 0; q < 90; ++q) {
+        auto answer = s_gen->answer_span(q);
+        auto terms = s_gen->query_terms(q);
+        ASSERT_EQ(answer.size(), 3u);
+        const auto& rel = s_gen->relevant_passages(q);
+        for (std::size_t k = 0; k < rel.size(); ++k) {
+            auto p = s_gen->passage(rel[k]);
+            auto toks = words_of(p.doc.text);
+            EXPECT_EQ(find_tokens(toks, answer), p.answer_start) << p.doc.id;
+            std::size_t matched = 0;
+            for (const auto& t : terms) matched += std::count(toks.begin(), toks.end(), t) > 0;
+            if (k == 0) {
+                EXPECT_EQ(p.role, PassageRole::Answer);
+                EXPECT_EQ(matched, terms.size());
+            } else {
+                EXPECT_EQ(p.role, PassageRole::Partial);
+                EXPECT_GE(matched, 1u);
+            }
+        }
+        for (auto h : s_gen->hard_negative_passages(q)) {
+            auto p = s_gen->passage(h);
+            EXPECT_EQ(p.role, PassageRole::HardNegative);
+            auto toks = words_of(p.doc.text);
+            EXPECT_EQ(find_tokens(toks, answer), -1) << "hard negative " << h;
+            std::size_t matched = 0, answer_words = 0;
+            for (const auto& t : terms) matched += std::count(toks.begin(), toks.end(), t) > 0;
+            for (const auto& a : answer)
+                answer_words += std::count(toks.begin(), toks.end(), a) > 0;
+            EXPECT_GE(matched, 1u);       // query-like words ...
+            EXPECT_GE(answer_words, 1u);  // ... answer-like words ...
+            ++hard;
+        }
+    }
+    EXPECT_EQ(hard, 90u * 4u);
+}
+
+TEST_F(Planted, TriplesParseWithTheTrainDataReaders) {
+    auto text_lines = lines_of(*s_dir / "triples.train.tsv");
+    auto id_lines = lines_of(*s_dir / "triples.train.ids.tsv");
+    ASSERT_EQ(text_lines.size(), 600u);  // 60 train queries x 10
+    ASSERT_EQ(id_lines.size(), 600u);
+
+    auto src = plumb::rerank::open_text_triples(*s_dir / "triples.train.tsv");
+    std::size_t n = 0;
+    while (auto ex = src->next()) {
+        EXPECT_EQ(ex->negatives.size(), 1u);
+        ++n;
+    }
+    EXPECT_EQ(n, 600u);
+
+    auto docs = std::make_shared<MapSource>(*s_dir / "corpus.tsv");
+    auto ids = plumb::rerank::open_id_triples(*s_dir / "triples.train.ids.tsv",
+                                              *s_dir / "topics.train.tsv", docs);
+    auto qrels = plumb::eval::Qrels::load(*s_dir / "qrels.train.txt");
+    n = 0;
+    std::size_t hard = 0;
+    while (auto ex = ids->next()) {
+        auto f = fields_of(text_lines[n]);
+        ASSERT_EQ(f.size(), 3u);
+        EXPECT_EQ(ex->query, f[0]);  // text and id triples match line by line
+        EXPECT_EQ(ex->positive, f[1]);
+        EXPECT_EQ(ex->negatives[0], f[2]);
+        const auto* judged = qrels.find(ex->qid);
+        ASSERT_NE(judged, nullptr) << ex->qid;
+        EXPECT_NE(judged->find(ex->positive_id), nullptr) << ex->qid << " " << ex->positive_id;
+        EXPECT_EQ(judged->find(ex->negative_ids[0]), nullptr);
+        auto p = s_gen->passage(std::stoull(ex->negative_ids[0]));
+        hard += p.role == PassageRole::HardNegative && std::to_string(p.query + 1) == ex->qid;
+        ++n;
+    }
+    EXPECT_EQ(n, 600u);
+    // hard_negative_share 0.5 (binomial, n = 600: sd 0.02).
+    EXPECT_NEAR(static_cast<double>(hard) / 600.0, 0.5, 0.1);
+}
+
+TEST_F(Planted, ShownRankingsParseAndFollowThePlan) {
+    auto shown = plumb::eval::read_shown_ranks(*s_dir / "shown_ranks.tsv");
+    ASSERT_EQ(shown.queries.size(), 90u);
+    EXPECT_EQ(shown.max_rank, 10u);
+    auto qrels = plumb::eval::Qrels::load(*s_dir / "qrels.txt");
+    std::size_t unanswered = 0;
+    for (const auto& q : shown.queries) {
+        ASSERT_EQ(q.passages.size(), 10u);
+        std::size_t selected = 0;
+        for (std::size_t r = 0; r < q.passages.size(); ++r) {
+            EXPECT_EQ(q.passages[r].rank, r + 1);
+            if (q.passages[r].selected) {
+                ++selected;
+                const long* grade = qrels.find(q.qid)->find(q.passages[r].docid);
+                ASSERT_NE(grade, nullptr);
+                EXPECT_EQ(*grade, 2);  // the answer passage
+            }
+        }
+        EXPECT_LE(selected, 1u);
+        if (!q.first_selected) {
+            ++unanswered;
+            // Unanswered: no relevant passage was shown.
+            for (const auto& p : q.passages) EXPECT_EQ(qrels.find(q.qid)->find(p.docid), nullptr);
+        }
+    }
+    // unanswered = 0.3 (binomial, n = 90: sd 0.048).
+    EXPECT_NEAR(static_cast<double>(unanswered) / 90.0, 0.3, 0.15);
+}
+
+TEST_F(Planted, AnswerPositionAuditAndRotationAcceptTheOutput) {
+    plumb::debias::AnswerPositionOptions o;
+    o.answers = *s_dir / "answers.tsv";
+    o.qrels = *s_dir / "qrels.txt";
+    o.corpus = *s_dir / "corpus.tsv";
+    auto qrels = plumb::eval::Qrels::load(o.qrels);
+    auto before = plumb::debias::audit_answer_positions(o);
+    EXPECT_EQ(before.answers, 90u);
+    EXPECT_EQ(before.before.found, qrels.num_judgements());  // every relevant passage
+    EXPECT_EQ(before.before.not_found, 0u);
+    auto props = before.before.proportions();
+    EXPECT_GT(props[0] + props[1] + props[2], 0.75);  // early-skewed
+
+    // Rotate the judged passages, then map the spans with the offsets.
+    std::unordered_set<std::string> judged;
+    for (const auto& line : lines_of(o.qrels)) judged.insert(words_of(line)[2]);
+    plumb::debias::RotateCorpusOptions ro;
+    ro.seed = 5;
+    ro.only_ids = judged;
+    ro.offsets = *s_dir / "offsets.tsv";
+    auto rotated = *s_dir / "rotated.tsv";
+    auto st = plumb::debias::rotate_corpus(o.corpus, rotated, ro);
+    EXPECT_EQ(st.rotated, judged.size());
+    o.offsets = ro.offsets;
+    auto after = plumb::debias::audit_answer_positions(o);
+    ASSERT_TRUE(after.after.has_value());
+    EXPECT_EQ(after.after->found, qrels.num_judgements());
+    auto pa = after.after->proportions();
+    EXPECT_LT(pa[0] + pa[1] + pa[2], 0.6);  // spread out (uniform: ~0.3)
+
+    // Triples rotate too (exactly three fields per line).
+    auto rs = plumb::debias::rotate_triples(*s_dir / "triples.train.tsv",
+                                            *s_dir / "triples.rotated.tsv", 5);
+    EXPECT_EQ(rs.passages, 1200u);
+}
+
+TEST(PlantedDistribution, EarlyAndUniformAnswerStarts) {
+    // Hand-derived: truncated exponential with scale 0.15 has mean ≈ 0.15 and ~86 % of its mass
+    // below 0.3; the relative start start/n ≈ x minus the block offset (a few tokens of ~60).
+    // Uniform: mean ≈ 0.5 minus the same offset (≈ 0.02); ≈ 0.3 + 0.02 below 0.3.
+    for (auto mode :
+         {plumb::index::AnswerPositions::Early, plumb::index::AnswerPositions::Uniform}) {
+        PlantedGenerator g(stats_config(mode));
+        double sum = 0.0, hard_sum = 0.0;
+        std::size_t n = 0, below = 0, hard_n = 0;
+        for (std::uint32_t q = 0; q < 2000; ++q) {
+            for (auto p : g.relevant_passages(q)) {
+                auto pp = g.passage(p);
+                double x = static_cast<double>(pp.answer_start) / pp.tokens;
+                sum += x;
+                below += x < 0.3;
+                ++n;
+            }
+            auto h = g.passage(g.hard_negative_passages(q)[0]);
+            hard_sum += static_cast<double>(h.block_start) / h.tokens;
+            ++hard_n;
+        }
+        ASSERT_GE(n, 2000u);
+        const double mean = sum / n, share = static_cast<double>(below) / n;
+        const double hard_mean = hard_sum / hard_n;
+        if (mode == plumb::index::AnswerPositions::Early) {
+            EXPECT_LT(mean, 0.25);
+            EXPECT_GT(share, 0.75);
+            EXPECT_GT(hard_mean, 0.65);  // opposite placement: late
+        } else {
+            EXPECT_NEAR(mean, 0.48, 0.05);
+            EXPECT_NEAR(share, 0.32, 0.05);
+            EXPECT_NEAR(hard_mean, 0.5, 0.06);  // opposite of uniform: uniform
+        }
+    }
+}
+
+TEST(PlantedDistribution, GenderSkewRealised) {
+    for (double skew : {0.8, 0.2}) {
+        PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+        c.gender_share = 0.5;
+        c.gender_skew = skew;
+        PlantedGenerator g(c);
+        plumb::eval::GenderWordList words;
+        for (const auto& [w, l] : PlantedGenerator::gender_words())
+            words.add(w, l == 'f' ? plumb::eval::Gender::Female : plumb::eval::Gender::Male);
+        std::unordered_set<std::uint64_t> relevant;
+        for (std::uint32_t q = 0; q < 2000; ++q)
+            for (auto p : g.relevant_passages(q)) relevant.insert(p);
+        std::size_t rel_m = 0, rel_g = 0, oth_m = 0, oth_g = 0, gendered = 0, mixed = 0;
+        for (std::uint64_t i = 0; i < c.base.passages; ++i) {
+            auto p = g.passage(i);
+            auto cnt = plumb::eval::count_gender_words(p.doc.text, words);
+            if (cnt.female && cnt.male) ++mixed;
+            if (!cnt.female && !cnt.male) continue;
+            ++gendered;
+            const bool male = cnt.male > 0;
+            if (relevant.count(i))
+                ++rel_g, rel_m += male;
+            else
+                ++oth_g, oth_m += male;
+        }
+        EXPECT_EQ(mixed, 0u);  // one gender per passage
+        // ~1500 gendered relevant passages: sd of the share ≈ 0.01.
+        EXPECT_NEAR(static_cast<double>(rel_m) / rel_g, skew, 0.05);
+        EXPECT_NEAR(static_cast<double>(oth_m) / oth_g, 0.5, 0.05);
+        EXPECT_NEAR(static_cast<double>(gendered) / c.base.passages, 0.5, 0.03);
+    }
+}
+
+TEST(PlantedWrite, TinyIsFastJsonlReadsAndCancelLeavesNothing) {
+    // CPU time of this process (wall time depends on the machine's load).
+    const std::clock_t t0 = std::clock();
+    auto dir = temp_dir("timed");
+    PlantedGenerator(plumb::index::planted_preset("tiny")).write(dir);
+    const double secs = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+    EXPECT_LT(secs, 2.0);
+
+    PlantedConfig c = tiny_config();
+    c.base.format = plumb::index::CorpusFormat::Jsonl;
+    auto jdir = temp_dir("jsonl");
+    PlantedGenerator(c).write(jdir);
+    plumb::index::CorpusReader reader(jdir / "corpus.jsonl", {plumb::index::CorpusFormat::Jsonl});
+    plumb::index::Document d;
+    std::size_t n = 0;
+    while (reader.next(d)) ++n;
+    EXPECT_EQ(n, 2000u);
+
+    auto cdir = temp_dir("cancelled");
+    plumb::CancelToken token;
+    token.request();
+    auto r = PlantedGenerator(tiny_config()).write(cdir, {}, &token);
+    EXPECT_FALSE(r.complete);
+    EXPECT_FALSE(fs::exists(cdir / "corpus.tsv"));
+    EXPECT_FALSE(fs::exists(cdir / "manifest.json"));
+}
+
+TEST(PlantedCli, GenerateDashDashPlanted) {
+    auto dir = temp_dir("cli");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                      dir.string() + " --vocab 5000 --seed 7 --quiet 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    auto lib = temp_dir("cli_lib");
+    PlantedGenerator(tiny_config(7)).write(lib);
+    for (const char* f : kFiles)
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+
+    auto udir = temp_dir("cli_uniform");
+    std::string ucmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                       udir.string() +
+                       " --passages 1000 --train-queries 20 --dev-queries 5 --test-queries 5"
+                       " --answer-positions uniform --gender-skew 0.5 -q 2>/dev/null";
+    ASSERT_EQ(std::system(ucmd.c_str()), 0);
+    EXPECT_EQ(lines_of(udir / "corpus.tsv").size(), 1000u);
+    EXPECT_EQ(lines_of(udir / "topics.train.tsv").size(), 20u);
+    auto m = nlohmann::json::parse(plumb::read_file(udir / "manifest.json"));
+    EXPECT_EQ(m["parameters"]["answer_positions"], "uniform");
+
+    auto fails = [](const std::string& args) {
+        std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
+                        temp_dir("cli_bad").string() + " " + args + " -q 2>/dev/null";
+        return std::system(c.c_str()) != 0;
+    };
+    EXPECT_TRUE(fails("--answer-positions early"));              // needs --planted
+    EXPECT_TRUE(fails("--planted --queries 5"));                 // base-only option
+    EXPECT_TRUE(fails("--planted --gender-skew 2"));             // out of range
+    EXPECT_TRUE(fails("--planted --size tiny --passages 100"));  // fewer than planted
+}
