@@ -245,7 +245,10 @@ void PlantedGenerator::build_plan() {
     // Answer words: uniform ranks in [alo, ahi].
     double ahi = std::max(1.0, std::floor(c.answer_rank_max * vocab));
     double alo = std::min(ahi, std::max(1.0, std::ceil(c.answer_rank_min * vocab)));
-    if (ahi - alo + 1 < 2.0 * (c.answer_words + c.max_query_terms)) alo = 1;
+    if (ahi - alo + 1 < 2.0 * (c.answer_words + c.max_query_terms)) {  // tiny ranges: widen
+        alo = 1;
+        ahi = vocab;  // validate(): vocab >= 4 · max(answer_words, max_query_terms)
+    }
 
     const std::uint64_t nq = c.queries();
     m_queries.resize(nq);
@@ -431,9 +434,13 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
         if (relevant) out.answer_start = b + static_cast<std::int64_t>(offset);
         if (out.role == PassageRole::HardNegative) {
             // Background words completing the span by chance (astronomically rare): break it.
+            std::uint32_t filler = 1;  // the most frequent word that is not an answer word
+            while (std::find(plan->answer.begin(), plan->answer.end(), filler) !=
+                   plan->answer.end())
+                ++filler;
             for (std::size_t at = find_span(words, plan->answer); at != std::string::npos;
                  at = find_span(words, plan->answer))
-                words[at + plan->answer.size() - 1] = 1;
+                words[at + plan->answer.size() - 1] = filler;
         }
     }
     out.tokens = static_cast<std::uint32_t>(words.size());

@@ -440,6 +440,34 @@ TEST_F(Planted, AnswerPositionAuditAndRotationAcceptTheOutput) {
     EXPECT_EQ(rs.passages, 1200u);
 }
 
+TEST(PlantedEdge, TinyVocabularyKeepsTheInvariants) {
+    // 20 words: background words often equal answer words, so chance completions of a span in
+    // a hard negative happen and must be broken; term and answer ranges must be widened.
+    PlantedConfig c;
+    c.base.passages = 600;
+    c.base.vocab = 20;
+    c.train_queries = 40;
+    c.dev_queries = 5;
+    c.test_queries = 5;
+    c.answer_words = 2;
+    PlantedGenerator g(c);
+    for (std::uint32_t q = 0; q < 50; ++q) {
+        auto answer = g.answer_span(q);
+        auto terms = g.query_terms(q);
+        std::set<std::string> distinct(answer.begin(), answer.end());
+        distinct.insert(terms.begin(), terms.end());
+        EXPECT_EQ(distinct.size(), answer.size() + terms.size());  // answer and terms disjoint
+        for (auto p : g.relevant_passages(q)) {
+            auto pp = g.passage(p);
+            auto toks = words_of(pp.doc.text);
+            ASSERT_GE(pp.answer_start, 0);
+            EXPECT_TRUE(std::equal(answer.begin(), answer.end(), toks.begin() + pp.answer_start));
+        }
+        for (auto h : g.hard_negative_passages(q))
+            EXPECT_EQ(find_tokens(words_of(g.passage(h).doc.text), answer), -1);
+    }
+}
+
 TEST(PlantedDistribution, EarlyAndUniformAnswerStarts) {
     // Hand-derived: truncated exponential with scale 0.15 has mean ≈ 0.15 and ~86 % of its mass
     // below 0.3; the relative start start/n ≈ x minus the block offset (a few tokens of ~60).
