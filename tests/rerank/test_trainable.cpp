@@ -20,6 +20,7 @@
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
+#include "rerank/hf_config.hpp"
 #include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
@@ -519,4 +520,89 @@ TEST(TrainableDot, BadOptions) {
     EXPECT_THROW(rd::load_trainable(dir, dot_options("cls", "l2")), plumb::InvalidArgument);
     EXPECT_THROW(rd::load_trainable(tmp.path / "missing", dot_options("cls", "dot")),
                  plumb::Error);
+}
+
+TEST(TrainableCat, DistilBertWithFixedSinusoidalPositions) {
+    TempDir tmp;
+    auto c = tiny_bert_config();
+    c.model_type = ModelType::DistilBert;
+    c.type_vocab_size = 0;
+    c.sinusoidal_pos_embds = true;
+    c.num_labels = 2;
+    {
+        BertModel m(c, BertHeads{true, 2}, 4);
+        Vocab vocab(bert_vocab());
+        save_bert_checkpoint(m, tmp.path / "d", DType::F32, &vocab);
+    }
+    auto t = rd::load_trainable(tmp.path / "d", cat_options(true));
+    torch::Tensor positions;
+    for (auto& [name, p] : t->named_parameters()) {
+        if (name == "embeddings.position_embeddings.weight") positions = p;
+    }
+    ASSERT_TRUE(positions.defined());
+    EXPECT_FALSE(positions.requires_grad());  // transformers freezes sinusoidal positions
+    for (auto& g : t->parameter_groups()) {
+        for (auto& p : g.params) EXPECT_FALSE(p.is_same(positions)) << g.name;
+    }
+    const auto before = positions.clone();
+    train_steps(*t, 2, 1e-3);
+    EXPECT_TRUE(torch::equal(before, positions));
+    t->set_training(false);
+    CrossEncoderOptions o;
+    o.max_length = 24;
+    t->save(tmp.path / "out");
+    auto loaded = CrossEncoderStage::from_folder(tmp.path / "out", o);
+    expect_matches_stage(*t, *loaded, 1e-5);
+}
+
+TEST(TrainableConfig, DropoutProbabilitiesAreReadAndWritten) {
+    const std::string bert = R"({"model_type": "bert", "vocab_size": 30, "hidden_size": 8,
+        "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16,
+        "hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.3,
+        "classifier_dropout": null})";
+    auto c = parse_hf_config(bert);
+    EXPECT_DOUBLE_EQ(c.hidden_dropout_prob, 0.2);
+    EXPECT_DOUBLE_EQ(c.attention_probs_dropout_prob, 0.3);
+    EXPECT_FALSE(c.classifier_dropout.has_value());
+    EXPECT_DOUBLE_EQ(c.effective_classifier_dropout(), 0.2);  // null -> hidden dropout
+    auto again = parse_hf_config(hf_config_to_json(c));
+    EXPECT_DOUBLE_EQ(again.hidden_dropout_prob, 0.2);
+    EXPECT_DOUBLE_EQ(again.attention_probs_dropout_prob, 0.3);
+    EXPECT_FALSE(again.classifier_dropout.has_value());
+
+    auto defaults = parse_hf_config(R"({"model_type": "bert"})");
+    EXPECT_DOUBLE_EQ(defaults.hidden_dropout_prob, 0.1);  // transformers' BertConfig defaults
+    EXPECT_DOUBLE_EQ(defaults.attention_probs_dropout_prob, 0.1);
+
+    const std::string distil = R"({"model_type": "distilbert", "vocab_size": 30, "dim": 8,
+        "n_layers": 1, "n_heads": 2, "hidden_dim": 16, "dropout": 0.15,
+        "attention_dropout": 0.05, "seq_classif_dropout": 0.25})";
+    auto d = parse_hf_config(distil);
+    EXPECT_DOUBLE_EQ(d.hidden_dropout_prob, 0.15);
+    EXPECT_DOUBLE_EQ(d.attention_probs_dropout_prob, 0.05);
+    EXPECT_DOUBLE_EQ(d.effective_classifier_dropout(), 0.25);
+    auto d2 = parse_hf_config(hf_config_to_json(d));
+    EXPECT_DOUBLE_EQ(d2.hidden_dropout_prob, 0.15);
+    EXPECT_DOUBLE_EQ(d2.attention_probs_dropout_prob, 0.05);
+    EXPECT_DOUBLE_EQ(d2.effective_classifier_dropout(), 0.25);
+    EXPECT_DOUBLE_EQ(parse_hf_config(R"({"model_type": "distilbert"})")
+                         .effective_classifier_dropout(),
+                     0.2);  // DistilBertConfig's seq_classif_dropout default
+
+    EXPECT_THROW(parse_hf_config(R"({"model_type": "bert", "hidden_dropout_prob": 1.5})"),
+                 plumb::CheckpointError);
+    EXPECT_THROW(parse_hf_config(R"({"model_type": "bert", "classifier_dropout": -0.1})"),
+                 plumb::CheckpointError);
+    EXPECT_THROW(parse_hf_config(R"({"model_type": "bert", "hidden_dropout_prob": "x"})"),
+                 plumb::CheckpointError);
+}
+
+TEST(TrainableTk, SameModelSameScoresAfterSameSteps) {
+    // Two identical models trained by the same steps stay identical (no hidden randomness).
+    auto a = rd::make_trainable_tk(tiny_tk());
+    auto b = rd::make_trainable_tk(tiny_tk());
+    train_steps(*a, 3, 1e-2);
+    train_steps(*b, 3, 1e-2);
+    torch::NoGradGuard ng;
+    EXPECT_TRUE(torch::equal(a->score_batch(examples()), b->score_batch(examples())));
 }

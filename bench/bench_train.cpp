@@ -1,0 +1,221 @@
+// bench_train: training throughput (issue 6): examples/s of forward + backward + AdamW step
+// for batches of triples (query, 1 positive, 1 negative) with the pairwise hinge loss, for
+//  - TK at paper 000's dimensions (300-d embeddings, 2 layers, 16 heads of 32, feed-forward
+//    100, 11 kernels; parameter groups 1e-4 / 1e-4 / 1e-3), vocabulary of --vocab random words,
+//    queries of 5-11 words, passages of 80-200 words;
+//  - BERT-CAT at MiniLM size (6 layers x 384, 12 heads, feed-forward 1536, vocabulary 30,522,
+//    dropout 0.1), pairs of ~180 tokens ([CLS] 8-token query [SEP] 160-180-token passage [SEP]).
+// Models are randomly initialised (speed does not depend on the weights). Timing: wall clock and
+// process CPU time of --steps optimizer steps after --warmup untimed ones (the machine may be
+// shared: compare CPU time too). Torch intra-op threads: --threads (default 1).
+// Output: a table, then one JSON object per model on lines starting with "JSON ".
+
+#include <torch/torch.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rerank/bert.hpp"
+#include "rerank/detail/trainable.hpp"
+#include "rerank/tk_model.hpp"
+#include "rerank/train_data.hpp"
+#include "rerank/wordpiece.hpp"
+
+namespace pr = plumb::rerank;
+namespace rd = plumb::rerank::detail;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+std::string random_text(std::mt19937_64& rng, std::size_t words, std::int64_t first,
+                        std::int64_t vocab, const char* prefix) {
+    std::uniform_int_distribution<std::int64_t> tok(first, vocab - 1);
+    std::string s;
+    for (std::size_t i = 0; i < words; ++i) {
+        if (i) s += ' ';
+        s += prefix + std::to_string(tok(rng));
+    }
+    return s;
+}
+
+struct Result {
+    std::string model;
+    std::size_t batch = 0, steps = 0;
+    double seconds = 0, cpu = 0;
+    double avg_passage_tokens = 0;
+    std::int64_t parameters = 0;
+    double loss_first = 0, loss_last = 0;
+};
+
+/// Times `steps` AdamW steps (after `warmup`) of the hinge loss on batches from `make_batch`.
+Result run(rd::Trainable& t, const std::map<std::string, double>& lrs,
+           const std::function<std::vector<pr::TrainingExample>()>& make_batch, std::size_t batch,
+           std::size_t warmup, std::size_t steps) {
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    Result r;
+    for (auto& g : t.parameter_groups()) {
+        auto o = std::make_unique<torch::optim::AdamWOptions>(lrs.at(g.name));
+        o->weight_decay(g.no_weight_decay ? 0.0 : 0.01);
+        for (auto& p : g.params) r.parameters += p.numel();
+        groups.emplace_back(g.params, std::move(o));
+    }
+    torch::optim::AdamW opt(groups);
+    t.set_training(true);
+    std::vector<std::vector<pr::TrainingExample>> batches;
+    for (std::size_t i = 0; i < warmup + steps; ++i) batches.push_back(make_batch());
+    Clock::time_point t0;
+    double c0 = 0;
+    for (std::size_t i = 0; i < warmup + steps; ++i) {
+        if (i == warmup) {
+            t0 = Clock::now();
+            c0 = cpu_seconds();
+        }
+        opt.zero_grad();
+        auto s = t.score_batch(batches[i]);
+        auto loss = torch::clamp_min(1.0 - s.select(1, 0) + s.select(1, 1), 0.0).mean();
+        loss.backward();
+        opt.step();
+        if (i == warmup) r.loss_first = loss.item<double>();
+        r.loss_last = loss.item<double>();
+    }
+    r.seconds = seconds_since(t0);
+    r.cpu = cpu_seconds() - c0;
+    r.batch = batch;
+    r.steps = steps;
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app("bench_train: training examples/s (forward + backward + AdamW) for TK and "
+                 "a MiniLM-sized BERT-CAT");
+    std::size_t steps = 10, warmup = 1, tk_batch = 32, cat_batch = 8;
+    std::int64_t vocab = 30000;
+    int threads = 1;
+    std::uint64_t seed = 1;
+    std::string models = "tk,cat";
+    app.add_option("--steps", steps, "timed optimizer steps per model")->capture_default_str();
+    app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str();
+    app.add_option("--tk-batch", tk_batch, "TK triples per step")->capture_default_str();
+    app.add_option("--cat-batch", cat_batch, "BERT-CAT triples per step")->capture_default_str();
+    app.add_option("--vocab", vocab, "TK vocabulary size")->capture_default_str();
+    app.add_option("--threads", threads, "Torch intra-op threads")->capture_default_str();
+    app.add_option("--models", models, "tk, cat or tk,cat")->capture_default_str();
+    app.add_option("--seed", seed)->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    if (steps == 0 || tk_batch == 0 || cat_batch == 0) {
+        std::fprintf(stderr, "bench_train: steps and batch sizes must be > 0\n");
+        return 2;
+    }
+    torch::set_num_threads(threads);
+    std::mt19937_64 rng(seed);
+    std::vector<Result> results;
+
+    if (models.find("tk") != std::string::npos) {
+        std::vector<std::string> words;
+        for (std::int64_t i = 0; i < vocab; ++i) words.push_back("t" + std::to_string(i));
+        pr::TkConfig c;  // paper 000: 300-d, 2 layers, 16 heads x 32, ff 100, 11 kernels
+        auto model = std::make_shared<pr::TkModel>(
+            pr::TkModel::create(c, pr::TkVocabulary(words), {}, seed));
+        auto t = rd::make_trainable_tk(model);
+        std::uniform_int_distribution<std::size_t> qlen(5, 11), plen(80, 200);
+        double ptokens = 0, pcount = 0;
+        auto make_batch = [&] {
+            std::vector<pr::TrainingExample> b(tk_batch);
+            for (auto& e : b) {
+                e.query = random_text(rng, qlen(rng), 0, vocab, "t");
+                auto n1 = plen(rng), n2 = plen(rng);
+                e.positive = random_text(rng, n1, 0, vocab, "t");
+                e.negatives = {random_text(rng, n2, 0, vocab, "t")};
+                ptokens += double(n1 + n2);
+                pcount += 2;
+            }
+            return b;
+        };
+        auto r = run(*t, {{"embeddings", 1e-4}, {"contextualizer", 1e-4}, {"kernels", 1e-3}},
+                     make_batch, tk_batch, warmup, steps);
+        r.model = "tk-paper000";
+        r.avg_passage_tokens = ptokens / pcount;
+        r.parameters = model->parameter_count();
+        results.push_back(r);
+    }
+
+    if (models.find("cat") != std::string::npos) {
+        const std::int64_t bert_vocab = 30522;
+        pr::HfConfig c;
+        c.vocab_size = bert_vocab;
+        c.hidden_size = 384;
+        c.num_hidden_layers = 6;
+        c.num_attention_heads = 12;
+        c.intermediate_size = 1536;
+        c.max_position_embeddings = 512;
+        c.num_labels = 1;
+        auto model = std::make_shared<pr::BertModel>(c, pr::BertHeads{true, 1}, seed);
+        std::vector<std::string> tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+        for (std::int64_t i = 5; i < bert_vocab; ++i) tokens.push_back("w" + std::to_string(i));
+        auto tok = std::make_shared<const pr::WordPieceTokenizer>(
+            std::make_shared<const pr::Vocab>(std::move(tokens)));
+        rd::TrainableOptions o;
+        o.kind = rd::TrainableKind::Cat;
+        o.max_length = 256;
+        o.seed = seed;
+        auto t = rd::make_trainable_bert(model, tok, o);
+        std::uniform_int_distribution<std::size_t> plen(160, 180);
+        double ptokens = 0, pcount = 0;
+        auto make_batch = [&] {
+            std::vector<pr::TrainingExample> b(cat_batch);
+            for (auto& e : b) {
+                e.query = random_text(rng, 8, 5, bert_vocab, "w");
+                auto n1 = plen(rng), n2 = plen(rng);
+                e.positive = random_text(rng, n1, 5, bert_vocab, "w");
+                e.negatives = {random_text(rng, n2, 5, bert_vocab, "w")};
+                ptokens += double(n1 + n2 + 11);  // pair length: + query 8 + 3 special
+                pcount += 2;
+            }
+            return b;
+        };
+        auto r = run(*t, {{"encoder", 3e-5}, {"head", 3e-5}}, make_batch, cat_batch, warmup, steps);
+        r.model = "bert-cat-minilm";
+        r.avg_passage_tokens = ptokens / pcount;
+        results.push_back(r);
+    }
+
+    std::printf("bench_train: %zu timed steps (+%zu warm-up), %d intra-op thread(s)\n", steps,
+                warmup, threads);
+    std::printf("%-16s %11s %6s %10s %10s %10s %10s %11s %9s\n", "model", "parameters", "batch",
+                "tokens/psg", "s/step", "CPU s/step", "examples/s", "ex/CPU-s", "loss");
+    for (const auto& r : results) {
+        const double eps = double(r.batch * r.steps) / r.seconds;
+        std::printf("%-16s %11lld %6zu %10.0f %10.2f %10.2f %10.2f %11.2f %4.2f>%4.2f\n",
+                    r.model.c_str(), static_cast<long long>(r.parameters), r.batch,
+                    r.avg_passage_tokens, r.seconds / double(r.steps), r.cpu / double(r.steps),
+                    eps, double(r.batch * r.steps) / r.cpu, r.loss_first, r.loss_last);
+    }
+    for (const auto& r : results) {
+        std::printf("JSON {\"bench\":\"train\",\"model\":\"%s\",\"threads\":%d,\"batch\":%zu,"
+                    "\"steps\":%zu,\"seconds\":%.3f,\"cpu_seconds\":%.3f,\"examples_per_s\":%.3f,"
+                    "\"examples_per_cpu_s\":%.3f,\"passage_tokens\":%.1f,\"parameters\":%lld}\n",
+                    r.model.c_str(), threads, r.batch, r.steps, r.seconds, r.cpu,
+                    double(r.batch * r.steps) / r.seconds, double(r.batch * r.steps) / r.cpu,
+                    r.avg_passage_tokens,
+                    static_cast<long long>(r.parameters));
+    }
+    return 0;
+}
