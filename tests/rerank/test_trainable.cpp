@@ -606,3 +606,40 @@ TEST(TrainableTk, SameModelSameScoresAfterSameSteps) {
     torch::NoGradGuard ng;
     EXPECT_TRUE(torch::equal(a->score_batch(examples()), b->score_batch(examples())));
 }
+
+TEST(Trainable, EmptyTextsGiveFiniteScoresAndGradients) {
+    TempDir tmp;
+    auto batch = examples();
+    batch[0].query = "";
+    batch[0].positive = "";
+    batch[1].negatives[0] = "   ";
+    auto check = [&](rd::Trainable& t, const char* what) {
+        SCOPED_TRACE(what);
+        t.set_training(false);
+        auto s = t.score_batch(batch);
+        EXPECT_TRUE(torch::isfinite(s).all().item<bool>());
+        auto stage = t.stage(10, 2);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            auto ref = stage_scores(*stage, batch[i], 2);
+            for (std::size_t j = 0; j < 3; ++j) {
+                EXPECT_NEAR(s[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(j)]
+                                .item<float>(),
+                            ref[j], 1e-5);
+            }
+        }
+        hinge(s).backward();
+        for (auto& g : t.parameter_groups()) {
+            for (auto& p : g.params) {
+                if (p.grad().defined()) {
+                    EXPECT_TRUE(torch::isfinite(p.grad()).all().item<bool>()) << g.name;
+                }
+            }
+        }
+    };
+    auto tk = rd::make_trainable_tk(tiny_tk());
+    check(*tk, "tk");
+    auto cat = rd::load_trainable(tiny_bert_folder(tmp.path / "c", 1), cat_options());
+    check(*cat, "cat");
+    auto dot = rd::load_trainable(tiny_bert_folder(tmp.path / "d", 0), dot_options("mean", "cosine"));
+    check(*dot, "dot");
+}
