@@ -128,8 +128,9 @@ SearchResult Pipeline::search(const Query& query) const {
     }
     for (const auto& f : m.spec.post_filters) {
         t0 = Clock::now();
-        f->apply(query, list);
+        StageMeasures measures = f->apply_measured(query, list);
         record(f->name(), t0);
+        if (!measures.empty()) out.reports.push_back({f->name(), std::move(measures)});
     }
     if (list.candidates.size() > m.spec.k) list.candidates.resize(m.spec.k);
     if (m.spec.return_text) {

@@ -50,6 +50,10 @@ struct StageTiming {
 struct SearchResult {
     RankedList list;  ///< top-k, best first; candidates carry their score trace
     std::vector<StageTiming> timings;
+    /// Measures reported by the post-filters (PostFilter::apply_measured), in pipeline order;
+    /// filters that report nothing are absent. The built-in bias-aware filters report bias and
+    /// utility before and after (plugin/builtins/builtins.hpp).
+    std::vector<StageReport> reports;
 };
 
 /// Latency statistics of one stage over all searches so far (milliseconds).

@@ -1,6 +1,13 @@
 #include "plugin/pipeline_config.hpp"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -61,7 +68,158 @@ Pipeline build(const json& config, Registry& registry, StageContext& ctx) {
     }
 }
 
+// ---- YAML -> JSON (YAML 1.2 core schema for plain scalars) ---------------------------------
+
+bool one_of(const std::string& s, std::initializer_list<const char*> options) {
+    return std::any_of(options.begin(), options.end(), [&](const char* o) { return s == o; });
+}
+
+/// Integer of the core schema ([-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+) if `s` is one.
+bool yaml_integer(const std::string& s, json& out) {
+    std::string_view v(s);
+    bool negative = false;
+    int base = 10;
+    if (v.size() > 2 && v[0] == '0' && (v[1] == 'o' || v[1] == 'x')) {
+        base = v[1] == 'o' ? 8 : 16;
+        v.remove_prefix(2);
+    } else if (!v.empty() && (v[0] == '-' || v[0] == '+')) {
+        negative = v[0] == '-';
+        v.remove_prefix(1);
+    }
+    if (v.empty()) return false;
+    for (char c : v) {
+        bool ok = base == 16 ? std::isxdigit(static_cast<unsigned char>(c)) != 0
+                             : (c >= '0' && c < static_cast<char>('0' + base));
+        if (!ok) return false;
+    }
+    std::uint64_t u = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), u, base);
+    if (ec != std::errc() || end != v.data() + v.size()) {
+        out = std::strtod(s.c_str(), nullptr);  // out of range: a (decimal) float
+        return base == 10;
+    }
+    if (!negative) {
+        out = u;
+    } else if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1) {
+        out = u == 0 ? std::int64_t{0} : static_cast<std::int64_t>(0 - u);
+    } else {
+        out = -static_cast<double>(u);
+    }
+    return true;
+}
+
+/// Float of the core schema if `s` is one.
+bool yaml_float(const std::string& s, json& out) {
+    std::string_view v(s);
+    double sign = 1;
+    if (!v.empty() && (v[0] == '-' || v[0] == '+')) {
+        sign = v[0] == '-' ? -1 : 1;
+        v.remove_prefix(1);
+    }
+    if (v == ".inf" || v == ".Inf" || v == ".INF") {
+        out = sign * std::numeric_limits<double>::infinity();
+        return true;
+    }
+    if (s == ".nan" || s == ".NaN" || s == ".NAN") {
+        out = std::numeric_limits<double>::quiet_NaN();
+        return true;
+    }
+    // [-+]? ( \.[0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
+    std::size_t i = 0, digits = 0;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i, ++digits;
+    if (i < v.size() && v[i] == '.') {
+        ++i;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+        ++i;
+        if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
+        std::size_t exp = 0;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i, ++exp;
+        if (exp == 0) return false;
+    }
+    if (i != v.size()) return false;
+    out = std::strtod(s.c_str(), nullptr);
+    return true;
+}
+
+json plain_scalar(const std::string& s) {
+    if (one_of(s, {"", "~", "null", "Null", "NULL"})) return nullptr;
+    if (one_of(s, {"true", "True", "TRUE"})) return true;
+    if (one_of(s, {"false", "False", "FALSE"})) return false;
+    json number;
+    if (yaml_integer(s, number) || yaml_float(s, number)) return number;
+    return s;
+}
+
+json yaml_to_json(const YAML::Node& node, const std::string& source) {
+    switch (node.Type()) {
+        case YAML::NodeType::Undefined:
+        case YAML::NodeType::Null:
+            return nullptr;
+        case YAML::NodeType::Scalar: {
+            const std::string& tag = node.Tag();
+            // Quoted or !!str: a string; other explicit tags are resolved like plain scalars.
+            if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
+            return plain_scalar(node.Scalar());
+        }
+        case YAML::NodeType::Sequence: {
+            json out = json::array();
+            for (const auto& item : node) out.push_back(yaml_to_json(item, source));
+            return out;
+        }
+        case YAML::NodeType::Map: {
+            json out = json::object();
+            for (const auto& kv : node) {
+                if (!kv.first.IsScalar()) {
+                    throw ParseError(source, static_cast<std::uint64_t>(kv.first.Mark().line) + 1,
+                                     "mapping keys must be plain strings");
+                }
+                const std::string& key = kv.first.Scalar();
+                if (out.contains(key)) {
+                    throw ParseError(source, static_cast<std::uint64_t>(kv.first.Mark().line) + 1,
+                                     "duplicate key \"" + key + "\"");
+                }
+                out[key] = yaml_to_json(kv.second, source);
+            }
+            return out;
+        }
+    }
+    return nullptr;
+}
+
+bool is_yaml_file(const std::filesystem::path& file) {
+    std::string ext = file.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ext == ".yaml" || ext == ".yml";
+}
+
+Pipeline from_config(const json& config, Registry& registry, StageContext& ctx,
+                     const std::string& source) {
+    if (!config.is_object()) throw ParseError(source, 0, "the configuration must be an object");
+    try {
+        return build(config, registry, ctx);
+    } catch (const ConfigError& e) {
+        throw ConfigError(source + ": " + e.what());
+    }
+}
+
 }  // namespace
+
+Pipeline pipeline_from_yaml(std::string_view yaml_text, Registry& registry, StageContext& ctx,
+                            const std::string& source) {
+    json config;
+    try {
+        YAML::Node root = YAML::Load(std::string(yaml_text));
+        config = yaml_to_json(root, source);
+    } catch (const YAML::Exception& e) {
+        throw ParseError(source, e.mark.is_null() ? 0 : static_cast<std::uint64_t>(e.mark.line) + 1,
+                         "invalid YAML: " + e.msg);
+    }
+    return from_config(config, registry, ctx, source);
+}
 
 Pipeline pipeline_from_json(std::string_view json_text, Registry& registry, StageContext& ctx,
                             const std::string& source) {
@@ -71,12 +229,7 @@ Pipeline pipeline_from_json(std::string_view json_text, Registry& registry, Stag
     } catch (const json::parse_error& e) {
         throw ParseError(source, line_of(json_text, e.byte ? e.byte - 1 : 0), e.what());
     }
-    if (!config.is_object()) throw ParseError(source, 0, "the configuration must be a JSON object");
-    try {
-        return build(config, registry, ctx);
-    } catch (const ConfigError& e) {
-        throw ConfigError(source + ": " + e.what());
-    }
+    return from_config(config, registry, ctx, source);
 }
 
 Pipeline load_pipeline(const std::filesystem::path& file, Registry& registry, StageContext* ctx) {
@@ -86,12 +239,11 @@ Pipeline load_pipeline(const std::filesystem::path& file, Registry& registry, St
     ss << in.rdbuf();
     if (in.bad()) throw IoError("cannot read pipeline configuration " + file.string());
     std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
-    if (ctx) {
-        ctx->set_base_dir(dir);
-        return pipeline_from_json(ss.str(), registry, *ctx, file.string());
-    }
     StageContext local(dir);
-    return pipeline_from_json(ss.str(), registry, local, file.string());
+    StageContext& c = ctx ? *ctx : local;
+    c.set_base_dir(dir);
+    return is_yaml_file(file) ? pipeline_from_yaml(ss.str(), registry, c, file.string())
+                              : pipeline_from_json(ss.str(), registry, c, file.string());
 }
 
 }  // namespace plumb

@@ -7,6 +7,11 @@
 
 namespace plumb {
 
+StageMeasures PostFilter::apply_measured(const Query& query, RankedList& list) const {
+    apply(query, list);
+    return {};
+}
+
 void RerankStage::rerank(std::span<const Query> queries, std::span<RankedList> lists) const {
     if (queries.size() != lists.size()) {
         throw InvalidArgument(name() + ": " + std::to_string(queries.size()) + " queries but " +

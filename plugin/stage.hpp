@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugin/types.hpp"
@@ -45,19 +46,31 @@ public:
     virtual void rerank(std::span<const Query> queries, std::span<RankedList> lists) const;
 };
 
+/// Named measures of one application of a post-filter, in the filter's order (e.g. the bias and
+/// utility of the list before and after it: "bias_before", "bias_after", "utility_before", ...).
+using StageMeasures = std::vector<std::pair<std::string, double>>;
+
+/// A post-filter's measures for one query (SearchResult::reports).
+struct StageReport {
+    std::string stage;  ///< the filter's name()
+    StageMeasures measures;
+};
+
 /// A post-filter sees a whole list and may re-order or drop candidates.
 class PostFilter {
 public:
     virtual ~PostFilter() = default;
     virtual std::string name() const = 0;
     virtual void apply(const Query& query, RankedList& list) const = 0;
+    /// Applies the filter and returns what it measured. Default: apply(), no measures. The
+    /// pipeline calls this one and keeps non-empty measures in SearchResult::reports.
+    virtual StageMeasures apply_measured(const Query& query, RankedList& list) const;
 };
 
 /// Applies new scores to the head of a list: the first scores.size() candidates get the new
 /// score (previous score kept in the trace under `stage`), are sorted by score descending (ties:
 /// previous order), and the tail keeps its order with scores strictly below the head's minimum
 /// (head_min - 1 - i for the i-th tail item), so that score order == rank order for trec_eval.
-void apply_rerank_scores(RankedList& list, std::span<const float> scores,
-                         const std::string& stage);
+void apply_rerank_scores(RankedList& list, std::span<const float> scores, const std::string& stage);
 
 }  // namespace plumb

@@ -9,6 +9,7 @@
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
 #include "plugin/pipeline_config.hpp"
+#include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
@@ -219,11 +220,45 @@ std::shared_ptr<const RerankStage> make_torchscript(const json& c, StageContext&
                                           o);
 }
 
+/// A bias-aware post-filter whose report (bias and utility before and after) becomes the
+/// stage's measures in SearchResult::reports.
+class ReportingBiasFilter : public PostFilter {
+public:
+    explicit ReportingBiasFilter(std::unique_ptr<debias::BiasPostFilter> filter)
+        : m_filter(std::move(filter)) {}
+    std::string name() const override { return m_filter->name(); }
+    void apply(const Query& query, RankedList& list) const override {
+        m_filter->apply(query, list);
+    }
+    StageMeasures apply_measured(const Query& query, RankedList& list) const override {
+        const debias::PostFilterReport r = m_filter->apply_with_report(query, list);
+        auto d = [](auto v) { return static_cast<double>(v); };
+        return {{"k", d(r.k)},
+                {"bias_before", r.before.bias},
+                {"bias_after", r.after.bias},
+                {"utility_before", r.before.utility},
+                {"utility_after", r.after.utility},
+                {"dcg_before", r.before.dcg},
+                {"dcg_after", r.after.dcg},
+                {"protected_before", d(r.before.protected_count)},
+                {"protected_after", d(r.after.protected_count)},
+                {"changed", r.changed ? 1.0 : 0.0},
+                {"feasible", r.feasible ? 1.0 : 0.0},
+                {"removed", d(r.removed)},
+                {"score_loss", r.score_loss},
+                {"missing_bias", d(r.missing_bias)}};
+    }
+
+private:
+    std::unique_ptr<debias::BiasPostFilter> m_filter;
+};
+
 std::shared_ptr<const PostFilter> make_bias_filter(const json& c, StageContext& ctx) {
     debias::PostFilterResources resources;
     resources.base_dir = ctx.base_dir();
     resources.bias.documents = ctx.documents();
-    return debias::make_post_filter(c.dump(), resources);
+    return std::make_shared<ReportingBiasFilter>(
+        debias::make_bias_post_filter(c.dump(), resources));
 }
 
 }  // namespace
@@ -241,8 +276,11 @@ void register_builtins(Registry& registry) {
     }
 }
 
-std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& topics,
-                         const std::filesystem::path& run, const PipelineRunOptions& options) {
+namespace {
+
+std::vector<SearchResult> run_topics(const Pipeline& pipeline, const std::filesystem::path& topics,
+                                     const std::filesystem::path& run,
+                                     const PipelineRunOptions& options) {
     auto queries = index::read_topics(topics);
     BatchOptions b;
     b.threads = options.threads;
@@ -251,9 +289,64 @@ std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& 
     auto results = pipeline.search_batch(queries, b);
     std::vector<RankedList> lists;
     lists.reserve(results.size());
-    for (auto& r : results) lists.push_back(std::move(r.list));
+    for (auto& r : results) lists.push_back(r.list);
+    if (!options.report.empty()) {
+        AtomicFile out(options.report);
+        out.write("qid\tstage\tmeasure\tvalue\n");
+        for (const auto& r : results) {
+            for (const auto& rep : r.reports) {
+                for (const auto& [measure, value] : rep.measures) {
+                    out.write(fmt::format("{}\t{}\t{}\t{:.17g}\n", r.list.qid, rep.stage, measure,
+                                          value));
+                }
+            }
+        }
+        out.commit();
+    }
     write_trec_run(run.string(), lists, options.tag);
-    return queries.size();
+    return results;
+}
+
+}  // namespace
+
+std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& topics,
+                         const std::filesystem::path& run, const PipelineRunOptions& options) {
+    return run_topics(pipeline, topics, run, options).size();
+}
+
+std::string format_report_means(const std::vector<SearchResult>& results) {
+    // (stage, measure) in first-seen order -> (sum, count).
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::pair<double, std::size_t>> sums;
+    for (const auto& r : results) {
+        for (const auto& rep : r.reports) {
+            for (const auto& [measure, value] : rep.measures) {
+                std::size_t i = 0;
+                while (i < keys.size() &&
+                       !(keys[i].first == rep.stage && keys[i].second == measure))
+                    ++i;
+                if (i == keys.size()) {
+                    keys.emplace_back(rep.stage, measure);
+                    sums.emplace_back(0.0, 0);
+                }
+                sums[i].first += value;
+                ++sums[i].second;
+            }
+        }
+    }
+    if (keys.empty()) return {};
+    std::size_t sw = 5, mw = 7;
+    for (const auto& [stage, measure] : keys) {
+        sw = std::max(sw, stage.size());
+        mw = std::max(mw, measure.size());
+    }
+    std::string out = fmt::format("{:<{}}  {:<{}}  {:>8}  {:>14}\n", "stage", sw, "measure", mw,
+                                  "queries", "mean");
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        out += fmt::format("{:<{}}  {:<{}}  {:>8}  {:>14.6g}\n", keys[i].first, sw, keys[i].second,
+                           mw, sums[i].second, sums[i].first / static_cast<double>(sums[i].second));
+    }
+    return out;
 }
 
 std::string format_stage_stats(const std::vector<StageStats>& stats) {
@@ -277,8 +370,12 @@ std::string run_pipeline_config(const std::filesystem::path& config,
     register_builtins(registry);
     for (const auto& p : plugins) registry.load_library(p);
     Pipeline pipeline = load_pipeline(config, registry);
-    run_pipeline(pipeline, topics, run, options);
-    return stats ? format_stage_stats(pipeline.stats()) : std::string();
+    auto results = run_topics(pipeline, topics, run, options);
+    if (!stats) return {};
+    std::string out = format_stage_stats(pipeline.stats());
+    std::string means = format_report_means(results);
+    if (!means.empty()) out += "\n" + means;
+    return out;
 }
 
 }  // namespace plumb

@@ -23,7 +23,10 @@
 ///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0}
 /// Post-filters ("post_filters"): "fair_topk", "bias_balance" (alias "balance"),
 ///   "near_duplicates" (alias "dedup"), configured as in debias/post_filters.hpp; their document
-///   source is the pipeline's.
+///   source is the pipeline's. Each reports bias and utility before and after for every query in
+///   SearchResult::reports, as the measures k, bias_before, bias_after, utility_before,
+///   utility_after, dcg_before, dcg_after, protected_before, protected_after, changed, feasible,
+///   removed, score_loss, missing_bias (definitions: debias/post_filter.hpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -44,6 +47,9 @@ struct PipelineRunOptions {
     std::string tag = "plumb";  ///< run tag (column 6)
     ProgressCallback progress;  ///< (queries done, total)
     const CancelToken* cancel = nullptr;
+    /// When set: the post-filters' measures (SearchResult::reports) are written there as TSV
+    /// lines `qid<TAB>stage<TAB>measure<TAB>value` under a header line.
+    std::filesystem::path report;
 };
 
 /// Reads a topics file (TSV `qid<TAB>query` or BEIR queries JSONL), runs every query through the
@@ -53,7 +59,9 @@ std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& 
 
 /// What `plumb pipeline` (and `plumb search --pipeline`) does: loads the configuration with the
 /// built-ins plus the given plugin libraries, runs the topics into `run`, and returns the
-/// pipeline's per-stage latency table (text, one line per stage) when `stats` is set, else "".
+/// pipeline's per-stage latency table (text, one line per stage) when `stats` is set, else "";
+/// with `stats`, the table is followed by the mean of every post-filter measure over the queries
+/// (format_report_means) when a post-filter reports measures.
 std::string run_pipeline_config(const std::filesystem::path& config,
                                 const std::filesystem::path& topics,
                                 const std::filesystem::path& run,
@@ -62,5 +70,9 @@ std::string run_pipeline_config(const std::filesystem::path& config,
 
 /// A table of per-stage latency statistics: "stage count mean_ms p50_ms p99_ms" lines.
 std::string format_stage_stats(const std::vector<StageStats>& stats);
+
+/// A table of the post-filter measures averaged over `results`: "stage measure queries mean"
+/// lines, in first-seen order; "" when no result carries a report.
+std::string format_report_means(const std::vector<SearchResult>& results);
 
 }  // namespace plumb

@@ -1,4 +1,4 @@
-// `plumb pipeline`: runs a JSON-configured pipeline over a topics file into a TREC run.
+// `plumb pipeline`: runs a JSON- or YAML-configured pipeline over a topics file into a TREC run.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,17 +16,19 @@ struct PipelineArgs {
     std::vector<std::string> plugins;
     unsigned threads = 1;
     std::string tag = "plumb";
+    std::string report;
     bool stats = false;
     bool quiet = false;
 };
 
 void setup(CLI::App& app) {
     auto args = std::make_shared<PipelineArgs>();
-    auto* cmd =
-        app.add_subcommand("pipeline",
-                           "Run a JSON-configured pipeline (first stage, re-rankers, post-filters) "
-                           "over a topics file into a TREC run");
-    cmd->add_option("--config", args->config, "pipeline configuration (JSON)")
+    auto* cmd = app.add_subcommand(
+        "pipeline",
+        "Run a JSON- or YAML-configured pipeline (first stage, re-rankers, post-filters) "
+        "over a topics file into a TREC run");
+    cmd->add_option("--config", args->config,
+                    "pipeline configuration (JSON, or YAML when named *.yaml / *.yml)")
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_option("--topics", args->topics, "topics (TSV qid<TAB>query or BEIR JSONL)")
@@ -37,12 +39,17 @@ void setup(CLI::App& app) {
     cmd->add_option("--threads", args->threads, "queries searched in parallel")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--tag", args->tag, "run tag");
-    cmd->add_flag("--stats", args->stats, "print per-stage latency statistics (ms)");
+    cmd->add_option("--report", args->report,
+                    "write the post-filters' per-query measures (bias and utility before and "
+                    "after) as TSV qid, stage, measure, value");
+    cmd->add_flag("--stats", args->stats,
+                  "print per-stage latency statistics (ms) and the post-filters' mean measures");
     cmd->add_flag("--quiet,-q", args->quiet, "no progress bar");
     cmd->callback([args] {
         plumb::PipelineRunOptions o;
         o.threads = args->threads;
         o.tag = args->tag;
+        o.report = args->report;
         plumb::cli::ProgressBar bar("pipeline", "queries", !args->quiet);
         o.progress = bar.callback();
         std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -331,6 +332,190 @@ TEST(PipelineConfig, InvalidJsonNamesFileAndLine) {
     }
     plumb::Registry r;
     EXPECT_THROW(plumb::load_pipeline(fixture().dir / "missing.json", r), plumb::IoError);
+}
+
+// kConfig in YAML (comments, a flow sequence, a block sequence, an unquoted and a quoted
+// string).
+constexpr const char* kYamlConfig = R"(# the same pipeline as kConfig
+first_stage:
+  type: bm25
+  index: "idx"
+rerank: [{type: len, depth: 3}]
+post_filters:
+  - type: drop
+    docid: d3
+k: 10
+)";
+
+TEST(PipelineConfigYaml, SameResultsAsJson) {
+    auto pj = from_config(kConfig, "same.json");
+    auto py = from_config(kYamlConfig, "same.yaml");
+    EXPECT_EQ(py.stage_names(), pj.stage_names());
+    for (const char* text : {"apple cherry", "date", "banana"}) {
+        auto rj = pj.search({"q", text});
+        auto ry = py.search({"q", text});
+        ASSERT_EQ(ids(ry.list), ids(rj.list)) << text;
+        for (std::size_t i = 0; i < rj.list.candidates.size(); ++i) {
+            EXPECT_EQ(ry.list.candidates[i].score, rj.list.candidates[i].score);
+            ASSERT_EQ(ry.list.candidates[i].trace.size(), rj.list.candidates[i].trace.size());
+        }
+    }
+    // By hand as in JsonGivesSameResultsAsBuilder: d1 (18 bytes), d4 (17), d2 (13; d3 dropped).
+    auto r = py.search({"q1", "apple cherry"});
+    EXPECT_EQ(ids(r.list), (std::vector<std::string>{"d1", "d4", "d2"}));
+    EXPECT_FLOAT_EQ(r.list.candidates[0].score, 18.0f);
+    // The .yml extension too; numbers, booleans and nulls follow the YAML core schema.
+    auto p2 = from_config(
+        "first_stage: {type: bm25, index: idx, k1: 0.9, b: 4e-1}\n"
+        "k: 0x2\nreturn_text: True\n",
+        "scalars.yml");
+    auto r2 = p2.search({"q", "apple cherry"});
+    EXPECT_EQ(ids(r2.list), (std::vector<std::string>{"d4", "d1"}));
+    EXPECT_EQ(r2.list.candidates[0].text, "apple cherry date");
+}
+
+TEST(PipelineConfigYaml, SyntaxErrorNamesFileAndLine) {
+    try {
+        from_config("k: 3\nfirst_stage:\n  type: bm25\n  index: [idx\n", "bad.yaml");
+        FAIL() << "no error";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_NE(e.file().find("bad.yaml"), std::string::npos) << e.what();
+        EXPECT_GE(e.line(), 4u) << e.what();  // the unclosed flow sequence opens on line 4
+        EXPECT_LE(e.line(), 5u) << e.what();
+        EXPECT_NE(std::string(e.what()).find("bad.yaml:"), std::string::npos) << e.what();
+    }
+    try {
+        from_config("k: 3\nfirst_stage: {type: bm25, index: idx}\nk: 4\n", "dup.yaml");
+        FAIL() << "no error";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 3u) << e.what();
+        EXPECT_NE(std::string(e.what()).find("duplicate key \"k\""), std::string::npos);
+    }
+    // A document that is not a mapping.
+    EXPECT_THROW(from_config("- a\n- b\n", "list.yaml"), plumb::ParseError);
+}
+
+TEST(PipelineConfigYaml, SameConfigErrorsAsJson) {
+    auto expect_error = [](const std::string& cfg, const std::string& needle) {
+        try {
+            from_config(cfg, "e.yaml");
+            ADD_FAILURE() << "no error for " << cfg;
+        } catch (const plumb::ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("e.yaml"), std::string::npos) << e.what();
+        }
+    };
+    expect_error("first_stage: {type: bm25, index: idx}\nkk: 3\n", "unknown key \"kk\"");
+    expect_error("first_stage: {type: bm25, indx: idx}\n", "unknown key \"indx\"");
+    expect_error("first_stage: {type: bm26, index: idx}\n", "unknown type \"bm26\"");
+    // A quoted number is a string, as in JSON.
+    expect_error("first_stage: {type: bm25, index: idx}\nk: \"10\"\n", "\"k\" must be");
+    expect_error("first_stage: {type: bm25, index: idx}\nrerank: {}\n",
+                 "\"rerank\" must be an array");
+    expect_error("first_stage: {type: bm25, index: idx}\nk: -3\n", "\"k\" must be");
+}
+
+TEST(PipelineCli, YamlConfig) {
+    auto& f = fixture();
+    write_file(f.dir / "ytopics.tsv", "q1\tapple cherry\nq2\tdate\n");
+    write_file(f.dir / "cli.yaml", "first_stage:\n  type: bm25\n  index: idx\nk: 2\n");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+                      (f.dir / "cli.yaml").string() + " --topics " +
+                      (f.dir / "ytopics.tsv").string() + " --output " +
+                      (f.dir / "yrun.txt").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::istringstream run(read_file(f.dir / "yrun.txt"));
+    std::string q, q0, d, tag;
+    int rank;
+    double score;
+    std::vector<std::string> got;
+    while (run >> q >> q0 >> d >> rank >> score >> tag)
+        got.push_back(q + " " + d + " " + std::to_string(rank));
+    // BM25 by hand (see kCorpus); q2 "date": d5 (length 1) before d4 (length 3).
+    EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
+    // A YAML syntax error: exit status 1, message naming the file and line.
+    write_file(f.dir / "cli_bad.yaml", "k: 2\nfirst_stage: {type: bm25\n");
+    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+                      (f.dir / "cli_bad.yaml").string() + " --topics " +
+                      (f.dir / "ytopics.tsv").string() + " --output " +
+                      (f.dir / "yrun2.txt").string() + " 2> " + (f.dir / "yerr.txt").string();
+    EXPECT_NE(std::system(bad.c_str()), 0);
+    EXPECT_NE(read_file(f.dir / "yerr.txt").find("cli_bad.yaml:"), std::string::npos)
+        << read_file(f.dir / "yerr.txt");
+    EXPECT_FALSE(fs::exists(f.dir / "yrun2.txt"));
+}
+
+TEST(PipelineConfig, PostFilterReportsBiasAndUtilityBeforeAndAfter) {
+    // Bias file (docid, bias, female, male): d4 male, d1 female, d3 male, d2 neutral.
+    write_file(fixture().dir / "bias.tsv",
+               "d1\t1\t1\t0\nd2\t0\t0\t0\nd3\t-1\t0\t1\nd4\t-1\t0\t1\n");
+    auto p = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "post_filters": [{"type": "near_duplicates", "shingle": 1, "threshold": 0.5,
+                          "bias_file": "bias.tsv"}], "k": 10})",
+                         "rep.json");
+    auto r = p.search({"q", "apple cherry"});
+    // As in BuiltinNearDuplicatesFilter: d2 removed.
+    EXPECT_EQ(ids(r.list), (std::vector<std::string>{"d4", "d1", "d3"}));
+    ASSERT_EQ(r.reports.size(), 1u);
+    EXPECT_EQ(r.reports[0].stage, "near_duplicates");
+    std::map<std::string, double> m(r.reports[0].measures.begin(), r.reports[0].measures.end());
+    // BM25 by hand (kCorpus): before d4 1.3744, d1 1.1257, d3 0.8042, d2 0.5636; after d2 gone.
+    EXPECT_NEAR(m.at("utility_before"), 1.3744 + 1.1257 + 0.8042 + 0.5636, 4e-3);
+    EXPECT_NEAR(m.at("utility_after"), 1.3744 + 1.1257 + 0.8042, 3e-3);
+    // Bias = mean (male - female) over the top min(k, n): (1 - 1 + 1 + 0) / 4, then 1 / 3.
+    EXPECT_NEAR(m.at("bias_before"), 0.25, 1e-12);
+    EXPECT_NEAR(m.at("bias_after"), 1.0 / 3.0, 1e-12);
+    EXPECT_EQ(m.at("removed"), 1.0);
+    EXPECT_EQ(m.at("changed"), 1.0);
+    EXPECT_EQ(m.at("missing_bias"), 0.0);
+    // A filter that does not report (the test's "drop") adds nothing.
+    auto p2 = from_config(kConfig, "norep.json");
+    EXPECT_TRUE(p2.search({"q", "apple cherry"}).reports.empty());
+    // The means over queries, as `plumb pipeline --stats` prints them.
+    std::vector<plumb::SearchResult> results = {r, p.search({"q2", "apple cherry"})};
+    std::string table = plumb::format_report_means(results);
+    EXPECT_NE(table.find("near_duplicates"), std::string::npos) << table;
+    EXPECT_NE(table.find("bias_before"), std::string::npos) << table;
+    EXPECT_EQ(plumb::format_report_means({}), "");
+}
+
+TEST(PipelineCli, ReportFileAndMeans) {
+    auto& f = fixture();
+    write_file(f.dir / "rtopics.tsv", "q1\tapple cherry\nq2\tdate\n");
+    write_file(f.dir / "bias2.tsv",
+               "d1\t1\t1\t0\nd2\t0\t0\t0\nd3\t-1\t0\t1\nd4\t-1\t0\t1\nd5\t1\t1\t0\n");
+    write_file(f.dir / "rep.yaml",
+               "first_stage: {type: bm25, index: idx}\n"
+               "post_filters:\n  - {type: fair_topk, p: 0.5, alpha: 0.1, k: 2, "
+               "bias_file: bias2.tsv}\nk: 10\n");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --stats --config " +
+                      (f.dir / "rep.yaml").string() + " --topics " +
+                      (f.dir / "rtopics.tsv").string() + " --output " +
+                      (f.dir / "rrun.txt").string() + " --report " +
+                      (f.dir / "report.tsv").string() + " > " + (f.dir / "rout.txt").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::istringstream rep(read_file(f.dir / "report.tsv"));
+    std::string line;
+    std::getline(rep, line);
+    EXPECT_EQ(line, "qid\tstage\tmeasure\tvalue");
+    std::map<std::string, double> q2;
+    std::size_t lines = 0;
+    while (std::getline(rep, line)) {
+        ++lines;
+        std::istringstream ls(line);
+        std::string qid, stage, measure;
+        double value;
+        ls >> qid >> stage >> measure >> value;
+        EXPECT_EQ(stage, "fair_topk");
+        if (qid == "q2") q2[measure] = value;
+    }
+    EXPECT_EQ(lines, 2 * 14u);  // 14 measures per query
+    // q2 "date": d5 (female) then d4 (male): bias at k 2 = (1 - 1) / 2 = 0, one protected.
+    EXPECT_DOUBLE_EQ(q2.at("bias_before"), 0.0);
+    EXPECT_DOUBLE_EQ(q2.at("protected_before"), 1.0);
+    const std::string out = read_file(f.dir / "rout.txt");
+    EXPECT_NE(out.find("p99_ms"), std::string::npos) << out;
+    EXPECT_NE(out.find("utility_after"), std::string::npos) << out;
 }
 
 TEST(PipelineConfig, HybridRrfOfTwoIdenticalListsKeepsOrder) {
