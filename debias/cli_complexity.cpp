@@ -1,7 +1,5 @@
 // `plumb debias complexity`: linguistic complexity of queries (paper 003) and, given qrels and a
 // run, the EqualizeIR evaluation (μ, σ, c_v of a per-query measure, overall and per bucket).
-// `plumb debias mats`: ATS curve and MATS of a TK model's contextualized passage vectors
-// (paper 000, Eq. 8-9).
 // Registered after `plumb debias` (name order) and added to it as subcommands.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,7 +9,6 @@
 #include <memory>
 
 #include "debias/complexity.hpp"
-#include "debias/mats.hpp"
 #include "debias/plot.hpp"
 #include "eval/distribution.hpp"
 #include "eval/evaluator.hpp"
@@ -20,7 +17,6 @@
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
-#include "rerank/tk_model.hpp"
 
 namespace {
 
@@ -146,80 +142,6 @@ void run_complexity(const ComplexityArgs& a) {
     std::fputs(text.c_str(), stdout);
 }
 
-struct MatsArgs {
-    std::string model, corpus, output, format;
-    std::size_t sample = 2000, max_delta = 0, max_pairs = 200, batch = 64;
-    std::uint64_t seed = 42;
-    bool quiet = false;
-};
-
-void run_mats(const MatsArgs& a) {
-    auto model = plumb::rerank::TkModel::load(a.model);
-    plumb::index::CorpusReaderOptions ro;
-    ro.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                 : plumb::index::parse_corpus_format(a.format);
-    plumb::index::CorpusReader reader(a.corpus, ro);
-    std::vector<std::string> texts;
-    plumb::index::Document doc;
-    while (texts.size() < a.sample && reader.next(doc)) {
-        texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
-    }
-    std::vector<plumb::debias::PassageTermVectors> passages;
-    std::size_t dim = 0;
-    {
-        plumb::cli::ProgressBar bar("contextualize", "passages", !a.quiet);
-        for (std::size_t start = 0; start < texts.size(); start += a.batch) {
-            std::vector<std::string_view> views;
-            for (std::size_t i = start; i < std::min(texts.size(), start + a.batch); ++i) {
-                views.push_back(texts[i]);
-            }
-            for (auto& tv : model.passage_vectors(views, a.batch)) {
-                dim = static_cast<std::size_t>(tv.dim);
-                plumb::debias::PassageTermVectors p;
-                p.terms = std::move(tv.terms);
-                for (auto pos : tv.positions) p.positions.push_back(static_cast<std::uint32_t>(pos));
-                p.vectors = std::move(tv.values);
-                passages.push_back(std::move(p));
-            }
-            bar.update(std::min(texts.size(), start + a.batch), texts.size());
-        }
-    }
-    if (passages.empty() || dim == 0) {
-        throw plumb::InvalidArgument("debias mats: no passage vectors (empty corpus?)");
-    }
-    plumb::debias::AtsOptions o;
-    o.max_delta = a.max_delta;
-    o.max_pairs = a.max_pairs;
-    o.seed = a.seed;
-    auto curve = plumb::debias::compute_ats(passages, dim, o);
-    json report = {{"passages", passages.size()}, {"max_delta", curve.ats.size() - 1},
-                   {"mats", std::isnan(curve.mats) ? json(nullptr) : json(curve.mats)}};
-    std::string tsv = "delta\tats\tsd\tterms\n";
-    plumb::debias::LineChart chart;
-    chart.title = "ATS by positional distance (MATS " + fmt::format("{:.4f}", curve.mats) + ")";
-    chart.x_label = "positional distance (delta a)";
-    chart.y_label = "average term similarity";
-    plumb::debias::PlotSeries s;
-    s.name = "ATS";
-    for (std::size_t d = 0; d < curve.ats.size(); ++d) {
-        tsv += fmt::format("{}\t{:.6f}\t{:.6f}\t{}\n", d, curve.ats[d], curve.sd[d], curve.terms[d]);
-        if (std::isnan(curve.ats[d])) continue;
-        chart.x.push_back(static_cast<double>(d));
-        s.values.push_back(curve.ats[d]);
-        s.sd.push_back(curve.sd[d]);
-    }
-    chart.series.push_back(s);
-    plumb::AtomicFile tf(a.output + ".tsv");
-    tf.write(tsv);
-    tf.commit();
-    plumb::AtomicFile jf(a.output + ".json");
-    jf.write(report.dump(2) + "\n");
-    jf.commit();
-    plumb::debias::write_line_chart(chart, a.output);
-    std::printf("passages %zu  max delta %zu  MATS %.4f\n", passages.size(), curve.ats.size() - 1,
-                curve.mats);
-}
-
 const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& app) {
     auto& d = debias_app(app);
     auto a = std::make_shared<ComplexityArgs>();
@@ -242,24 +164,6 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& 
     c->add_flag("--quiet,-q", a->quiet, "No progress bar");
     c->callback([a] { run_complexity(*a); });
 
-    auto m = std::make_shared<MatsArgs>();
-    auto* t = d.add_subcommand("mats",
-                               "ATS per positional distance and MATS of a TK model's "
-                               "contextualized passage vectors (position bias, paper 000)");
-    t->add_option("--model", m->model, "TK model folder (plumb tk-init / plumb train)")->required();
-    t->add_option("--corpus", m->corpus, "Passages (TSV or BEIR JSONL)")->required();
-    t->add_option("--format", m->format, "tsv | jsonl (default: by extension)");
-    t->add_option("--output,-o", m->output, "Output prefix: PREFIX.tsv, .json, .png, .svg")
-        ->required();
-    t->add_option("--sample", m->sample, "Passages used (the first N)")->capture_default_str();
-    t->add_option("--max-delta", m->max_delta, "Largest delta a (0: largest with a pair)")
-        ->capture_default_str();
-    t->add_option("--max-pairs", m->max_pairs, "Sampled pairs per term and delta")
-        ->capture_default_str();
-    t->add_option("--seed", m->seed, "Sampling seed")->capture_default_str();
-    t->add_option("--batch", m->batch, "Contextualization batch size")->capture_default_str();
-    t->add_flag("--quiet,-q", m->quiet, "No progress bar");
-    t->callback([m] { run_mats(*m); });
 }};
 
 }  // namespace

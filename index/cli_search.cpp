@@ -6,7 +6,6 @@
 
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
-#include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
@@ -37,14 +36,19 @@ struct SearchArgs {
 };
 
 /// `--pipeline FILE`: the configured pipeline instead of plain BM25 (same as `plumb pipeline`).
+/// Pipelines may hold neural stages: they run in the LibTorch CLI module.
 void run_pipeline_search(const SearchArgs& a) {
-    plumb::PipelineRunOptions o;
-    o.threads = a.threads;
-    o.tag = a.tag.empty() ? "plumb-pipeline" : a.tag;
-    plumb::cli::ProgressBar bar("search", "queries", !a.quiet);
-    o.progress = bar.callback();
-    plumb::run_pipeline_config(a.pipeline, a.topics, a.output, {}, o, false);
-    bar.finish();
+    plumb::cli::load_torch_module();
+    auto& hook = plumb::cli::pipeline_search_hook();
+    if (!hook) throw plumb::Error("search --pipeline: the LibTorch CLI module registered no pipeline runner");
+    plumb::cli::PipelineSearchRequest request;
+    request.config = a.pipeline;
+    request.topics = a.topics;
+    request.output = a.output;
+    request.tag = a.tag.empty() ? "plumb-pipeline" : a.tag;
+    request.threads = a.threads;
+    request.quiet = a.quiet;
+    hook(request);
 }
 
 void run_search(const SearchArgs& a) {

@@ -36,6 +36,31 @@ inline CLI::App& command_group(CLI::App& app, const std::string& name,
     }
 }
 
+/// The subcommands that need LibTorch (neural models, training, configured pipelines) are built
+/// into a separate module, libplumb_cli_torch.so (sources listed with
+/// `plumb_add_cli_sources(TORCH ...)`), so that every other command starts without loading
+/// LibTorch's ~300 shared libraries. main() parses with the core commands first and, when that
+/// fails (unknown subcommand, --help), loads the module and parses again with all commands.
+/// The module is looked up next to the executable (build tree), then in
+/// <prefix>/<libdir>/plumb/ (installed), or at $PLUMB_CLI_MODULE.
+/// Loads the module once; later calls do nothing. Throws plumb::Error when it cannot be loaded.
+void load_torch_module();
+/// True once the module is loaded.
+bool torch_module_loaded() noexcept;
+
+/// `plumb search --pipeline`: the core `search` command hands configured pipelines to the
+/// module, which sets this hook when it is loaded.
+struct PipelineSearchRequest {
+    std::string config;
+    std::string topics;
+    std::string output;
+    std::string tag;
+    unsigned threads = 1;
+    bool quiet = false;
+};
+using PipelineSearchHook = std::function<void(const PipelineSearchRequest&)>;
+PipelineSearchHook& pipeline_search_hook();
+
 struct CommandRegistrar {
     CommandRegistrar(std::string name, CommandSetup setup) {
         command_table().push_back({std::move(name), std::move(setup)});

@@ -27,3 +27,11 @@ out="$("$work/build-ph/plumb_pipeline_host" "$work/ph/pipeline.json" "fox")"
 echo "$out"
 # "fox" occurs once in p1 (3 terms after stop words) and p3 (2 terms): the shorter p3 first.
 grep -q '^1 p3 ' <<<"$out" && grep -q '^2 p1 ' <<<"$out" && ! grep -q '^3 ' <<<"$out"
+# The installed `plumb` loads its LibTorch command module from <prefix>/<libdir>/plumb: a
+# configured pipeline through `plumb search --pipeline` (core command -> module hook).
+printf 'q1\tfox\n' > "$work/ph/topics.tsv"
+"$work/prefix/bin/plumb" search -q --pipeline "$work/ph/pipeline.json" \
+    --topics "$work/ph/topics.tsv" --output "$work/ph/run.txt"
+grep -q '^q1 Q0 p3 1 ' "$work/ph/run.txt"
+"$work/prefix/bin/plumb" --help > "$work/help.txt"
+grep -q '^  rerank ' "$work/help.txt"

@@ -1,0 +1,25 @@
+// Part of the LibTorch CLI module: runs `plumb search --pipeline FILE` for the core `search`
+// command (see plugin/cli/command.hpp, pipeline_search_hook).
+#include "plugin/builtins/builtins.hpp"
+#include "plugin/cli/command.hpp"
+#include "plugin/cli/progress_bar.hpp"
+
+namespace {
+
+void run(const plumb::cli::PipelineSearchRequest& r) {
+    plumb::PipelineRunOptions o;
+    o.threads = r.threads;
+    o.tag = r.tag;
+    plumb::cli::ProgressBar bar("search", "queries", !r.quiet);
+    o.progress = bar.callback();
+    plumb::run_pipeline_config(r.config, r.topics, r.output, {}, o, false);
+    bar.finish();
+}
+
+// Sets the hook while the module is loaded (static initialisation), before any command runs.
+struct SetHook {
+    SetHook() { plumb::cli::pipeline_search_hook() = run; }
+};
+const SetHook kSetHook;
+
+}  // namespace
