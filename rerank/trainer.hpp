@@ -25,7 +25,7 @@
 ///
 /// Output directory layout:
 ///   <output>/best/      the best model (stage-loadable; = last when there is no validation)
-///   <output>/last/      the latest model + trainer_state.json + optimizer.safetensors
+///   <output>/last/      the latest model + trainer_state.json + optimizer.pt (torch::save)
 ///   <output>/weak/      EqualizeIR: the weak learner when trained here
 ///   <output>/train_log.jsonl   one JSON object per logged step / validation
 ///   <output>/report.json       the TrainReport
@@ -76,36 +76,43 @@ struct TrainOptions {
     bool resume = false;           ///< continue from <output>/last
 
     // --- batches and budget
-    std::size_t batch_size = 32;        ///< examples per forward pass
-    std::size_t accumulation = 1;       ///< forward passes per optimizer step
-    std::uint64_t max_steps = 0;        ///< optimizer steps; 0 = until the stream ends
+    std::size_t batch_size = 32;   ///< examples per forward pass
+    std::size_t accumulation = 1;  ///< forward passes per optimizer step
+    std::uint64_t max_steps = 0;   ///< optimizer steps; 0 = until the stream ends
     std::uint64_t seed = 42;
-    int threads = 0;                    ///< Torch intra-op threads; 0 = unchanged
+    int threads = 0;  ///< Torch intra-op threads; 0 = unchanged
 
     // --- optimizer
-    std::string optimizer = "adamw";    ///< adam | adamw
-    double lr = 3e-6;                   ///< default rate (BERT); TK uses group rates below
-    /// Per-group rates overriding lr (group names: see detail/trainable.hpp). TK defaults
-    /// (when empty and model == Tk): embeddings 1e-4, contextualizer 1e-4, kernels 1e-3.
+    std::string optimizer = "adamw";  ///< adam | adamw
+    double lr = 3e-6;                 ///< default rate (BERT); TK uses group rates below
+    /// Per-group rates overriding lr (group names: see detail/trainable.hpp). TK defaults for
+    /// the groups not listed here: embeddings 1e-4, contextualizer 1e-4, kernels 1e-3 (paper
+    /// 000); so `lr` only reaches TK groups outside these three.
     std::map<std::string, double> group_lr;
-    double weight_decay = 0.01;         ///< adamw (not on biases / LayerNorm weights)
+    double weight_decay = 0.01;  ///< adamw (not on biases / LayerNorm weights)
     double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    /// Schedule: see lr_multiplier(). Linear decay needs max_steps > 0 (else constant).
     std::uint64_t warmup_steps = 0;
-    bool linear_decay = true;           ///< after warm-up, linear to 0 at max_steps
-    double clip_norm = 0.0;             ///< global gradient norm clip; 0 = off
+    bool linear_decay = true;  ///< after warm-up, linear to 0 at max_steps
+    double clip_norm = 0.0;    ///< global gradient norm clip; 0 = off
 
     // --- objective settings
-    double margin = 1.0;                ///< hinge
-    bool in_batch_negatives = true;     ///< contrastive / ibbr
-    double temperature = 1.0;           ///< contrastive / ibbr scores divided by this
-    double poe_alpha = 0.1;             ///< EqualizeIR α
+    double margin = 1.0;             ///< hinge
+    bool in_batch_negatives = true;  ///< contrastive / ibbr
+    double temperature = 1.0;        ///< contrastive / ibbr scores divided by this
+    double poe_alpha = 0.1;          ///< EqualizeIR α
     WeakStrategy weak_strategy = WeakStrategy::Checkpoint;
-    std::filesystem::path weak_model;   ///< Checkpoint / SmallerModel: folder
-    double weak_fraction = 0.2;         ///< FewerSteps / LessData
-    std::string fairness = "pd";        ///< ibbr: pd | ts
-    double lambda = 1.0;                ///< ibbr λ (initial value when learned)
+    std::filesystem::path weak_model;  ///< Checkpoint / SmallerModel: folder
+    double weak_fraction = 0.2;        ///< FewerSteps / LessData
+    std::string fairness = "pd";       ///< ibbr: pd | ts
+    double lambda = 1.0;               ///< ibbr λ (initial value when learned)
+    /// Learned λ (paper 004's "Auto"): detail::LearnedLambda, uncertainty weighting
+    /// L_rank + exp(-s)·L_fair + s with λ = exp(-s), s trained by the optimizer in its own group
+    /// (rate lambda_lr, scheduled like the others, no weight decay, not clipped); `lambda` is
+    /// the initial value (clamped to [1e-4, 1e4]). Saved with the state for resume.
     bool learn_lambda = false;
-    std::filesystem::path gender_words; ///< ibbr: word list `word,f` / `word,m`
+    double lambda_lr = 0.01;
+    std::filesystem::path gender_words;  ///< ibbr: word list `word,f` / `word,m`
 
     // --- model input sizes (see detail::TrainableOptions)
     std::size_t max_length = 256;
@@ -115,14 +122,22 @@ struct TrainOptions {
     std::string similarity = "dot";
 
     // --- validation
-    std::uint64_t validate_every = 0;   ///< optimizer steps; 0 = only at the end
-    std::size_t patience = 0;           ///< early stop after this many validations w/o gain; 0 = off
+    std::uint64_t validate_every = 0;  ///< optimizer steps; 0 = only at the end
+    std::size_t patience = 0;          ///< early stop after this many validations w/o gain; 0 = off
     std::string select_metric = "ndcg_cut_10";  ///< or "recip_rank" (MRR@10, cut at 10)
     std::vector<std::size_t> tune_depths = {5, 10, 20, 50, 100};  ///< empty = no tuning
     std::size_t eval_batch = 64;
 
-    std::uint64_t log_every = 10;       ///< steps between train_log.jsonl lines
+    std::uint64_t log_every = 10;  ///< steps between train_log.jsonl lines
+    /// Optimizer steps between <output>/last checkpoints (0 = at validations and at the end).
+    std::uint64_t checkpoint_every = 0;
 };
+
+/// Learning-rate multiplier of the s-th optimizer update (s = 1, 2, ...; W = warmup_steps,
+/// T = max_steps): s / W while s <= W; then, with linear_decay and T > W,
+/// (T - s + 1) / (T - W) (1 at s = W + 1, 1/(T - W) at the last step s = T, i.e. reaching 0
+/// right after it); 1 otherwise.
+double lr_multiplier(const TrainOptions& options, std::uint64_t update);
 
 struct ValidationPoint {
     std::uint64_t step = 0;
@@ -135,14 +150,18 @@ struct TrainReport {
     std::uint64_t examples = 0;
     double seconds = 0.0;
     double examples_per_second = 0.0;
-    double first_loss = 0.0;   ///< mean loss of the first logged window
-    double last_loss = 0.0;    ///< mean loss of the last logged window
+    double first_loss = 0.0;  ///< mean loss of the first logged window
+    double last_loss = 0.0;   ///< mean loss of the last logged window
     std::vector<ValidationPoint> validations;
     std::optional<ValidationPoint> best;
     std::size_t tuned_depth = 0;  ///< 0 = not tuned
     bool early_stopped = false;
     bool cancelled = false;
+    bool resumed = false;
+    std::uint64_t start_step = 0;      ///< the step a resumed run continued from
+    double lambda = 0.0;               ///< ibbr: final λ
     std::filesystem::path best_model;  ///< <output>/best
+    std::filesystem::path weak_model;  ///< EqualizeIR: the frozen weak learner used
 };
 
 /// Progress of training: step, max_steps (0 = unknown), the current mean loss, examples/s.
@@ -150,6 +169,12 @@ using TrainProgress =
     std::function<void(std::uint64_t step, std::uint64_t max_steps, double loss, double eps)>;
 
 /// Trains according to `options` on `stream`, validating on `validation` when given.
+/// Determinism: same options, inputs and thread count -> bit-identical checkpoints; a resumed
+/// run (options.resume, a fresh stream built like the first one) continues exactly like an
+/// uninterrupted one (weights, Adam state, schedule, stream position and the global Torch RNG
+/// are restored), except that BERT dropout masks restart from the seed.
+/// Logged per step window (train_log.jsonl): loss, lr multiplier, gradient norm before (and,
+/// with clipping, after) clipping, examples/s; ibbr also the fairness term and λ.
 /// Throws InvalidArgument / ConfigError for inconsistent options (e.g. contrastive with TK),
 /// CheckpointError for unusable checkpoints, IoError. With `cancel` set the loop stops after
 /// the current step, writes <output>/last, and returns with report.cancelled.
@@ -158,9 +183,15 @@ TrainReport train(const TrainOptions& options, TrainingStream& stream,
                   const CancelToken* cancel = nullptr);
 
 /// EqualizeIR end to end: obtains f_B by options.weak_strategy (training it into
-/// <output>/weak with the hinge/ce recipe where needed: `make_stream` is called to get a fresh
-/// stream for each phase, with the transform / fraction the strategy needs applied by the
-/// caller-supplied StreamOptions adjustments), freezes it, then trains f_R with poe.
+/// <output>/weak with the plain recipe where needed: softmax CE, contrastive for BERT-DOT, no
+/// validation), freezes it, then trains f_R with poe into <output>. `make_stream` is called
+/// once per phase for a fresh stream; its argument carries the strategy's adjustments, which
+/// the caller merges into its own StreamOptions: query_transform (NounPhrases:
+/// repeat_noun_phrases_transform()) and keep_fraction (LessData: weak_fraction; 1 otherwise);
+/// the robust phase gets a default StreamOptions. SmallerModel trains weak_model (an initial
+/// checkpoint of a smaller model) for max_steps; FewerSteps trains init for
+/// ceil(weak_fraction · max_steps) steps. A finished <output>/weak (report.json, not cancelled)
+/// is reused; with resume an unfinished one is resumed.
 using StreamFactory = std::function<TrainingStream(const StreamOptions& adjustments)>;
 TrainReport train_equalizeir(const TrainOptions& options, const StreamFactory& make_stream,
                              const ValidationSet* validation = nullptr,
