@@ -1,12 +1,10 @@
 #include "index/corpus.hpp"
 
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
@@ -34,124 +32,6 @@ bool is_blank(std::string_view line) { return trim(line).empty(); }
 
 bool has_ascii_ws(std::string_view s) {
     return s.find_first_of(" \t\r\n\v\f") != std::string_view::npos;
-}
-
-/// True when `path` starts with the gzip magic bytes 1f 8b (standard input: never).
-bool is_gzip(const fs::path& path) {
-    if (path == "-") return false;
-    std::ifstream in(path, std::ios::binary);
-    unsigned char magic[2] = {0, 0};
-    if (!in.read(reinterpret_cast<char*>(magic), 2)) return false;
-    return magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
-/// Lines of a text file, plain (plumb::LineReader) or gzip-compressed (zlib), with the same
-/// semantics: line ends "\n" or "\r\n" removed, a BOM on line 1 removed, 1-based line numbers.
-class LineSource {
-public:
-    virtual ~LineSource() = default;
-    virtual bool next(std::string_view& line) = 0;
-    virtual std::uint64_t line_number() const noexcept = 0;
-    /// Bytes of the file consumed (compressed bytes for gzip), for progress against size().
-    virtual std::uint64_t bytes_read() const noexcept = 0;
-    virtual std::uint64_t size() const noexcept = 0;
-    virtual const std::string& name() const noexcept = 0;
-    [[noreturn]] void fail(const std::string& message) const {
-        throw ParseError(name(), line_number(), message);
-    }
-};
-
-class PlainSource final : public LineSource {
-public:
-    explicit PlainSource(const fs::path& path) : m_reader(path) {}
-    bool next(std::string_view& line) override { return m_reader.next(line); }
-    std::uint64_t line_number() const noexcept override { return m_reader.line_number(); }
-    std::uint64_t bytes_read() const noexcept override { return m_reader.bytes_read(); }
-    std::uint64_t size() const noexcept override { return m_reader.size(); }
-    const std::string& name() const noexcept override { return m_reader.name(); }
-
-private:
-    LineReader m_reader;
-};
-
-class GzipSource final : public LineSource {
-public:
-    explicit GzipSource(const fs::path& path) : m_name(path.string()) {
-        m_file = gzopen(m_name.c_str(), "rb");
-        if (!m_file) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
-        gzbuffer(m_file, 1 << 18);
-        std::error_code ec;
-        auto sz = fs::file_size(path, ec);
-        if (!ec) m_size = sz;
-        m_buf.resize(1 << 20);
-    }
-    ~GzipSource() override {
-        if (m_file) gzclose(m_file);
-    }
-    GzipSource(const GzipSource&) = delete;
-    GzipSource& operator=(const GzipSource&) = delete;
-
-    bool next(std::string_view& line) override {
-        m_line.clear();
-        bool have = false;
-        for (;;) {
-            if (m_pos >= m_end && !fill()) {
-                if (!have) return false;
-                break;
-            }
-            const char* start = m_buf.data() + m_pos;
-            const void* nl = std::memchr(start, '\n', m_end - m_pos);
-            std::size_t len =
-                nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : m_end - m_pos;
-            m_line.append(start, len);
-            have = true;
-            m_pos += len + (nl ? 1 : 0);
-            if (nl) break;
-        }
-        ++m_line_no;
-        line = m_line;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (m_line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-        return true;
-    }
-    std::uint64_t line_number() const noexcept override { return m_line_no; }
-    std::uint64_t bytes_read() const noexcept override {
-        auto off = gzoffset(m_file);
-        return off > 0 ? static_cast<std::uint64_t>(off) : 0;
-    }
-    std::uint64_t size() const noexcept override { return m_size; }
-    const std::string& name() const noexcept override { return m_name; }
-
-private:
-    bool fill() {
-        if (m_eof) return false;
-        int n = gzread(m_file, m_buf.data(), static_cast<unsigned>(m_buf.size()));
-        int err = Z_OK;
-        const char* msg = gzerror(m_file, &err);
-        if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-            throw IoError(m_name + ": corrupt or truncated gzip data (" + (msg ? msg : "?") + ")");
-        }
-        m_pos = 0;
-        m_end = static_cast<std::size_t>(n);
-        if (n == 0) {
-            m_eof = true;
-            return false;
-        }
-        return true;
-    }
-    std::string m_name;
-    gzFile m_file = nullptr;
-    std::vector<char> m_buf;
-    std::size_t m_pos = 0, m_end = 0;
-    bool m_eof = false;
-    std::string m_line;
-    std::uint64_t m_line_no = 0;
-    std::uint64_t m_size = 0;
-};
-
-std::unique_ptr<LineSource> open_lines(const fs::path& path) {
-    if (is_gzip(path)) return std::make_unique<GzipSource>(path);
-    return std::make_unique<PlainSource>(path);
 }
 
 /// A recoverable problem with one line: becomes a ParseError or a skip.
@@ -288,8 +168,8 @@ CorpusFormat detect_corpus_format(const fs::path& path) {
 
 struct CorpusReader::Impl {
     Impl(const fs::path& path, CorpusReaderOptions opts)
-        : reader(open_lines(path)), options(opts) {}
-    std::unique_ptr<LineSource> reader;
+        : reader(std::make_unique<LineReader>(path)), options(opts) {}
+    std::unique_ptr<LineReader> reader;
     CorpusReaderOptions options;
     std::uint64_t skipped = 0;
     std::uint64_t line = 0;
@@ -339,8 +219,7 @@ const std::string& CorpusReader::name() const noexcept { return m_impl->reader->
 
 std::vector<Query> read_topics(const fs::path& path, bool skip_bad, std::uint64_t* skipped) {
     const bool jsonl = detect_corpus_format(path) == CorpusFormat::Jsonl;
-    auto source = open_lines(path);
-    LineSource& reader = *source;
+    LineReader reader(path);
     std::vector<Query> topics;
     std::unordered_map<std::string, std::uint64_t> seen;  // qid -> line
     std::uint64_t bad = 0;

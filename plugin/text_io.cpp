@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "plugin/error.hpp"
 
@@ -72,16 +73,57 @@ LineReader::LineReader(const std::filesystem::path& path) : m_name(path.string()
         m_owns = true;
         auto sz = std::filesystem::file_size(path, ec);
         if (!ec) m_size = sz;
+        // gzip magic bytes: read through zlib instead (the FILE is kept only for its fd).
+        unsigned char magic[2] = {0, 0};
+        const bool gz = std::fread(magic, 1, 2, m_file) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+        std::rewind(m_file);
+        if (gz) {
+            const int fd = dup(fileno(m_file));
+            gzFile g = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+            if (g == nullptr) {
+                if (fd >= 0) close(fd);
+                std::fclose(m_file);
+                throw IoError(m_name + ": cannot open gzip stream");
+            }
+            gzbuffer(g, 1 << 18);
+            m_gz = g;
+        }
     }
     m_buf.resize(kBufferSize);
 }
 
 LineReader::~LineReader() {
+    if (m_gz) gzclose(static_cast<gzFile>(m_gz));
     if (m_owns && m_file) std::fclose(m_file);
+}
+
+std::uint64_t LineReader::bytes_read() const noexcept {
+    if (m_gz) {
+        const auto off = gzoffset(static_cast<gzFile>(m_gz));
+        return off > 0 ? static_cast<std::uint64_t>(off) : 0;
+    }
+    return m_bytes;
 }
 
 bool LineReader::fill() {
     if (m_eof) return false;
+    if (m_gz) {
+        auto g = static_cast<gzFile>(m_gz);
+        const int n = gzread(g, m_buf.data(), static_cast<unsigned>(m_buf.size()));
+        int err = Z_OK;
+        const char* msg = gzerror(g, &err);
+        if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
+            throw IoError(m_name + ": corrupt or truncated gzip data (" +
+                          (msg != nullptr ? msg : "?") + ")");
+        }
+        m_pos = 0;
+        m_end = static_cast<std::size_t>(n);
+        if (n == 0) {
+            m_eof = true;
+            return false;
+        }
+        return true;
+    }
     m_end = std::fread(m_buf.data(), 1, m_buf.size(), m_file);
     m_pos = 0;
     if (m_end == 0) {

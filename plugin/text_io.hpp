@@ -24,6 +24,9 @@ bool is_valid_utf8(std::string_view s) noexcept;
 std::size_t find_invalid_utf8(std::string_view s) noexcept;
 
 /// Reads a text file line by line with a large buffer. Not thread-safe; one reader per thread.
+/// A gzip-compressed file (recognised by its magic bytes 1f 8b, whatever its name) is
+/// decompressed on the fly with zlib: every reader of the project (corpora, topics, qrels,
+/// runs, triples) takes `.gz` files; a corrupt or truncated stream is an IoError.
 class LineReader {
 public:
     /// Opens `path` ("-" reads standard input). Throws IoError when it cannot be opened.
@@ -40,8 +43,11 @@ public:
     std::uint64_t line_number() const noexcept { return m_line_no; }
     /// Path as given, for error messages.
     const std::string& name() const noexcept { return m_name; }
-    /// Bytes consumed so far (for progress reporting).
-    std::uint64_t bytes_read() const noexcept { return m_bytes; }
+    /// Bytes of the file consumed so far (compressed bytes for gzip), for progress against
+    /// size().
+    std::uint64_t bytes_read() const noexcept;
+    /// True when the file is gzip-compressed.
+    bool compressed() const noexcept { return m_gz != nullptr; }
     /// File size in bytes, 0 when unknown (standard input, pipes).
     std::uint64_t size() const noexcept { return m_size; }
 
@@ -51,6 +57,7 @@ public:
 private:
     bool fill();
     std::FILE* m_file = nullptr;
+    void* m_gz = nullptr;  // zlib gzFile when compressed
     bool m_owns = false;
     std::string m_name;
     std::vector<char> m_buf;

@@ -1,11 +1,9 @@
 #include "rerank/train_data.hpp"
 
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <unordered_map>
@@ -39,106 +37,10 @@ std::uint64_t mix64(std::uint64_t x) noexcept {
 /// Order-sensitive combination of two 64-bit values.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) noexcept { return mix64(a ^ mix64(b)); }
 
-// ------------------------------------------------------------------------------------------
-// Line input: plain files through plumb::LineReader, gzip through zlib (same semantics: line
-// end "\n" or "\r\n" removed, BOM of line 1 removed, 1-based line numbers).
-
-class Lines {
-public:
-    virtual ~Lines() = default;
-    virtual bool next(std::string_view& line) = 0;
-    virtual std::uint64_t line_number() const noexcept = 0;
-    virtual const std::string& name() const noexcept = 0;
-};
-
-class PlainLines final : public Lines {
-public:
-    explicit PlainLines(const fs::path& path) : m_reader(path) {}
-    bool next(std::string_view& line) override { return m_reader.next(line); }
-    std::uint64_t line_number() const noexcept override { return m_reader.line_number(); }
-    const std::string& name() const noexcept override { return m_reader.name(); }
-
-private:
-    LineReader m_reader;
-};
-
-class GzipLines final : public Lines {
-public:
-    explicit GzipLines(const fs::path& path) : m_name(path.string()) {
-        m_file = gzopen(m_name.c_str(), "rb");
-        if (!m_file) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
-        gzbuffer(m_file, 1 << 18);
-        m_buf.resize(1 << 18);
-    }
-    ~GzipLines() override {
-        if (m_file) gzclose(m_file);
-    }
-    GzipLines(const GzipLines&) = delete;
-    GzipLines& operator=(const GzipLines&) = delete;
-
-    bool next(std::string_view& line) override {
-        m_line.clear();
-        bool have = false;
-        for (;;) {
-            if (m_pos >= m_end && !fill()) {
-                if (!have) return false;
-                break;
-            }
-            const char* start = m_buf.data() + m_pos;
-            const void* nl = std::memchr(start, '\n', m_end - m_pos);
-            std::size_t len =
-                nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : m_end - m_pos;
-            m_line.append(start, len);
-            have = true;
-            m_pos += len + (nl ? 1 : 0);
-            if (nl) break;
-        }
-        ++m_line_no;
-        line = m_line;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (m_line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-        return true;
-    }
-    std::uint64_t line_number() const noexcept override { return m_line_no; }
-    const std::string& name() const noexcept override { return m_name; }
-
-private:
-    bool fill() {
-        if (m_eof) return false;
-        int n = gzread(m_file, m_buf.data(), static_cast<unsigned>(m_buf.size()));
-        int err = Z_OK;
-        const char* msg = gzerror(m_file, &err);
-        if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-            throw IoError(m_name + ": corrupt or truncated gzip data (" + (msg ? msg : "?") + ")");
-        }
-        m_pos = 0;
-        m_end = static_cast<std::size_t>(n);
-        if (n == 0) {
-            m_eof = true;
-            return false;
-        }
-        return true;
-    }
-    std::string m_name;
-    gzFile m_file = nullptr;
-    std::vector<char> m_buf;
-    std::size_t m_pos = 0, m_end = 0;
-    bool m_eof = false;
-    std::string m_line;
-    std::uint64_t m_line_no = 0;
-};
-
-bool is_gzip(const fs::path& path) {
-    if (path == "-") return false;
-    std::ifstream in(path, std::ios::binary);
-    unsigned char magic[2] = {0, 0};
-    if (!in.read(reinterpret_cast<char*>(magic), 2)) return false;
-    return magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
-std::unique_ptr<Lines> open_lines(const fs::path& path) {
-    if (is_gzip(path)) return std::make_unique<GzipLines>(path);
-    return std::make_unique<PlainLines>(path);
+// Line input: plumb::LineReader (plain or gzip-compressed; line end "\n" or "\r\n" removed, BOM
+// of line 1 removed, 1-based line numbers).
+std::unique_ptr<LineReader> open_lines(const fs::path& path) {
+    return std::make_unique<LineReader>(path);
 }
 
 /// A recoverable problem with one line: a ParseError, or a skip with skip_bad.
@@ -205,7 +107,7 @@ public:
 private:
     fs::path m_path;
     SourceOptions m_options;
-    std::unique_ptr<Lines> m_lines;
+    std::unique_ptr<LineReader> m_lines;
     std::vector<std::string_view> m_fields;
     std::uint64_t m_skipped = 0;
 };
@@ -291,7 +193,7 @@ private:
     std::string m_topics_name;
     std::shared_ptr<const DocumentSource> m_docs;
     SourceOptions m_options;
-    std::unique_ptr<Lines> m_lines;
+    std::unique_ptr<LineReader> m_lines;
     std::unordered_map<std::string, std::string> m_topics;
     std::vector<std::string_view> m_fields;
     std::uint64_t m_skipped = 0;

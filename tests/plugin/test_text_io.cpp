@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <zlib.h>
+
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -111,4 +113,78 @@ TEST(AtomicFile, CommitReplacesAbandonLeavesNothing) {
         ++files;
     }
     EXPECT_EQ(files, 1u);
+}
+
+namespace {
+/// Writes `bytes` gzip-compressed to `path` with zlib (an independent writer).
+void write_gzip(const fs::path& path, const std::string& bytes) {
+    gzFile g = gzopen(path.c_str(), "wb");
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(gzwrite(g, bytes.data(), static_cast<unsigned>(bytes.size())),
+              static_cast<int>(bytes.size()));
+    ASSERT_EQ(gzclose(g), Z_OK);
+}
+}  // namespace
+
+TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
+    auto dir = fs::temp_directory_path() / ("plumb_gz_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // Named without .gz on purpose: the magic bytes decide. BOM, CRLF, empty line, no final LF.
+    auto path = dir / "lines.txt";
+    write_gzip(path, "\xEF\xBB\xBFq1\tfirst\r\n\nq3\tthird");
+    plumb::LineReader r(path);
+    EXPECT_TRUE(r.compressed());
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "q1\tfirst");
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "");
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "q3\tthird");
+    EXPECT_EQ(r.line_number(), 3u);
+    EXPECT_FALSE(r.next(line));
+    // Progress counts compressed bytes against the compressed size.
+    EXPECT_EQ(r.bytes_read(), fs::file_size(path));
+    fs::remove_all(dir);
+}
+
+TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
+    auto dir = fs::temp_directory_path() / ("plumb_gzl_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto path = dir / "long.gz";
+    const std::string a(3'000'000, 'a'), b(5, 'b');  // longer than the 1 MiB buffer
+    write_gzip(path, a + "\n" + b + "\n");
+    plumb::LineReader r(path);
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line.size(), a.size());
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, b);
+    EXPECT_FALSE(r.next(line));
+    fs::remove_all(dir);
+}
+
+TEST(LineReader, TruncatedGzipIsAnIoErrorNamingTheFile) {
+    auto dir = fs::temp_directory_path() / ("plumb_gzt_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto full = dir / "full.gz";
+    std::string text;
+    for (int i = 0; i < 20000; ++i) text += "line number " + std::to_string(i) + "\n";
+    write_gzip(full, text);
+    const std::string bytes = plumb::read_file(full);
+    auto cut = dir / "cut.gz";
+    {
+        std::ofstream out(cut, std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+    }
+    plumb::LineReader r(cut);
+    std::string_view line;
+    try {
+        while (r.next(line)) {
+        }
+        FAIL() << "a truncated gzip stream must not read as a shorter file";
+    } catch (const plumb::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("cut.gz"), std::string::npos) << e.what();
+    }
+    fs::remove_all(dir);
 }
