@@ -518,6 +518,37 @@ TEST(PipelineCli, ReportFileAndMeans) {
     EXPECT_NE(out.find("utility_after"), std::string::npos) << out;
 }
 
+TEST(PipelineCli, DebiasPostFilterComputesBiasFromAWordList) {
+    // `plumb debias post-filter` with the passages' bias computed on the fly (--words + --corpus)
+    // rather than read from a bias file. tc: a = "said he he" (2 male words), b = "she ran"
+    // (1 female), c = "the cat" (none).
+    auto& f = fixture();
+    write_file(f.dir / "g_run.txt", "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n");
+    write_file(f.dir / "g_corpus.tsv", "a\tsaid he he\nb\tshe ran\nc\tthe cat\n");
+    write_file(f.dir / "g_words.txt", "he,m\nshe,f\n");
+    std::string cmd = std::string(PLUMB_CLI_PATH) +
+                      " debias post-filter -q --filter balance -k 2 " + "--budget 0 --run " +
+                      (f.dir / "g_run.txt").string() + " --corpus " +
+                      (f.dir / "g_corpus.tsv").string() + " --words " +
+                      (f.dir / "g_words.txt").string() + " -o " + (f.dir / "g_out.txt").string() +
+                      " --report " + (f.dir / "g_rep.tsv").string() + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::istringstream rep(read_file(f.dir / "g_rep.tsv"));
+    std::string header, row;
+    ASSERT_TRUE(std::getline(rep, header));
+    ASSERT_TRUE(std::getline(rep, row));
+    std::map<std::string, std::string> m;
+    std::istringstream hs(header), rs(row);
+    std::string h, v;
+    while (std::getline(hs, h, '\t') && std::getline(rs, v, '\t')) m[h] = v;
+    // Top 2 before: a (male - female = 2), b (-1): bias (2 - 1) / 2; utility 3 + 2. Budget 0:
+    // nothing moves.
+    EXPECT_DOUBLE_EQ(std::stod(m.at("bias_before")), 0.5);
+    EXPECT_DOUBLE_EQ(std::stod(m.at("bias_after")), 0.5);
+    EXPECT_DOUBLE_EQ(std::stod(m.at("utility_before")), 5.0);
+    EXPECT_EQ(m.at("missing_bias"), "0");
+}
+
 TEST(PipelineConfig, HybridRrfOfTwoIdenticalListsKeepsOrder) {
     auto p = from_config(R"({"first_stage": {"type": "hybrid", "method": "rrf",
         "stages": [{"type": "bm25", "index": "idx"}, {"type": "bm25", "index": "idx", "k1": 0.9}]},
