@@ -444,26 +444,25 @@ std::string format_position_table(const PositionTable& t, TableFormat format, in
 
 namespace {
 
-EvalResult per_query_result(const std::vector<std::pair<std::string, std::array<double, 2>>>& v) {
+EvalResult per_query_result(const std::vector<std::pair<std::string, std::array<double, 3>>>& v) {
     EvalResult r;
-    for (const char* name : {"rab", "arab"}) {
+    for (const char* name : {"rab", "arab", "abs_rab"}) {
         Column c;
         c.name = name;
         c.kind = ValueKind::Float;
         c.per_query = true;
         r.columns.push_back(c);
     }
-    double s0 = 0, s1 = 0;
+    std::array<double, 3> sum{0, 0, 0};
     for (const auto& [qid, vals] : v) {
         QueryValues q;
         q.qid = qid;
-        q.values = {vals[0], vals[1]};
+        q.values = {vals[0], vals[1], vals[2]};
         r.queries.push_back(q);
-        s0 += vals[0];
-        s1 += vals[1];
+        for (std::size_t i = 0; i < 3; ++i) sum[i] += vals[i];
     }
     const double n = v.empty() ? 1.0 : static_cast<double>(v.size());
-    r.summary = {s0 / n, s1 / n};
+    r.summary = {sum[0] / n, sum[1] / n, sum[2] / n};
     return r;
 }
 
@@ -495,12 +494,15 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
         r.queries = summary.queries;
         r.rab = summary.rab;
         r.arab = summary.arab;
-        std::vector<std::pair<std::string, std::array<double, 2>>> per_query;
+        std::vector<std::pair<std::string, std::array<double, 3>>> per_query;
+        double abs_sum = 0.0;
         for (const auto& q : in.rankings) {
             if (q.docids.empty()) continue;
             const auto qb = query_rank_bias(q.docids, bias, options.cutoff);
-            per_query.push_back({q.qid, {qb.rab.bias, qb.arab.bias}});
+            per_query.push_back({q.qid, {qb.rab.bias, qb.arab.bias, std::fabs(qb.rab.bias)}});
+            abs_sum += std::fabs(qb.rab.bias);
         }
+        r.abs_rab = per_query.empty() ? 0.0 : abs_sum / static_cast<double>(per_query.size());
         std::sort(per_query.begin(), per_query.end());
         results.push_back(per_query_result(per_query));
         names.push_back(in.name);
@@ -511,7 +513,8 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
         report.rows.push_back(std::move(r));
     }
     if (rows.size() >= 2) {
-        const auto cmp = compare(names, results, {"rab", "arab"}, options.test, options.correction,
+        const auto cmp = compare(names, results, {"rab", "arab", "abs_rab"}, options.test,
+                                 options.correction,
                                  options.alpha, options.wilcoxon, options.baseline);
         report.paired_queries = cmp.num_queries;
         report.pairs = cmp.pairs;
@@ -521,8 +524,10 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
             if (!p.significant || std::fabs(p.mean_a) == std::fabs(p.mean_b)) continue;
             const std::size_t better = std::fabs(p.mean_a) < std::fabs(p.mean_b) ? p.a : p.b;
             const std::size_t worse = better == p.a ? p.b : p.a;
-            auto& marks = p.column == 0 ? report.rows[better].marks_rab
-                                        : report.rows[better].marks_arab;
+            auto& row = report.rows[better];
+            auto& marks = p.column == 0   ? row.marks_rab
+                          : p.column == 1 ? row.marks_arab
+                                          : row.marks_abs_rab;
             marks += run_letter(worse);
         }
         for (auto& r : report.rows) {
@@ -546,6 +551,7 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
             };
             sort_marks(r.marks_rab);
             sort_marks(r.marks_arab);
+            sort_marks(r.marks_abs_rab);
         }
     }
     return report;
@@ -556,13 +562,15 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
     const std::string k = std::to_string(o.cutoff);
     const std::string rab_h = "RaB@" + k + " (" + o.variant + ")";
     const std::string arab_h = "ARaB@" + k + " (" + o.variant + ")";
+    const std::string abs_h = "|RaB|@" + k;
     auto opt = [&](const std::optional<double>& v) { return v ? num(*v, decimals) : "-"; };
     auto val = [&](double v, const std::string& marks, bool latex) {
         std::string s = num(v, decimals);
         if (marks.empty()) return s;
         return latex ? s + "$^{" + marks + "}$" : s + "^" + marks;
     };
-    std::string legend = "RaB/ARaB: ranking bias male - female (mean over queries); ^ab: "
+    std::string legend = "RaB/ARaB: ranking bias male - female (mean over queries); |RaB|: mean "
+                         "of per-query |RaB|; ^ab: "
                          "significantly less biased than rows a, b (paired per-query test: " +
                          std::string(test_label(o.test)) + ", correction: " +
                          correction_label(o.correction) + ", alpha: " + num(o.alpha, 2) +
@@ -573,12 +581,13 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
     switch (format) {
         case TableFormat::Text:
         case TableFormat::Markdown: {
-            std::vector<std::string> header{"Run", "Sig", rab_h, arab_h, "|ΔA-PRF|", "MATS",
-                                            "queries"};
+            std::vector<std::string> header{"Run",    "Sig",      rab_h,  arab_h,
+                                            abs_h,    "|ΔA-PRF|", "MATS", "queries"};
             std::vector<std::vector<std::string>> body;
             for (const auto& r : t.rows)
                 body.push_back({r.name, r.letter, val(r.rab.bias, r.marks_rab, false),
-                                val(r.arab.bias, r.marks_arab, false), opt(r.delta_prf),
+                                val(r.arab.bias, r.marks_arab, false),
+                                val(r.abs_rab, r.marks_abs_rab, false), opt(r.delta_prf),
                                 opt(r.mats), std::to_string(r.queries)});
             if (format == TableFormat::Text) {
                 body.insert(body.begin(), header);
@@ -589,12 +598,14 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
             break;
         }
         case TableFormat::Latex: {
-            out = "\\begin{tabular}{llrrrr}\n\\toprule\nRun & Sig & " + latex_escape(rab_h) +
-                  " & " + latex_escape(arab_h) + " & $|\\Delta$A-PRF$|$ & MATS \\\\\n\\midrule\n";
+            out = "\\begin{tabular}{llrrrrr}\n\\toprule\nRun & Sig & " + latex_escape(rab_h) +
+                  " & " + latex_escape(arab_h) + " & " + latex_escape(abs_h) +
+                  " & $|\\Delta$A-PRF$|$ & MATS \\\\\n\\midrule\n";
             for (const auto& r : t.rows)
                 out += latex_escape(r.name) + " & \\textit{" + r.letter + "} & " +
                        val(r.rab.bias, r.marks_rab, true) + " & " +
-                       val(r.arab.bias, r.marks_arab, true) + " & " + opt(r.delta_prf) + " & " +
+                       val(r.arab.bias, r.marks_arab, true) + " & " +
+                       val(r.abs_rab, r.marks_abs_rab, true) + " & " + opt(r.delta_prf) + " & " +
                        opt(r.mats) + " \\\\\n";
             out += "\\bottomrule\n\\end{tabular}\n";
             break;
@@ -619,13 +630,17 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
                                          {"male", r.rab.male}}},
                                 {"arab", {{"bias", r.arab.bias}, {"female", r.arab.female},
                                           {"male", r.arab.male}}},
+                                {"abs_rab", r.abs_rab},
                                 {"marks_rab", r.marks_rab},
                                 {"marks_arab", r.marks_arab},
+                                {"marks_abs_rab", r.marks_abs_rab},
                                 {"delta_prf", on(r.delta_prf)},
                                 {"mats", on(r.mats)}});
             auto& cmp = j["comparisons"] = nlohmann::json::array();
             for (const auto& p : t.pairs) {
-                nlohmann::json e{{"measure", p.column == 0 ? "rab" : "arab"},
+                nlohmann::json e{{"measure", p.column == 0   ? "rab"
+                                             : p.column == 1 ? "arab"
+                                                             : "abs_rab"},
                                  {"run_a", t.rows[p.a].name},
                                  {"run_b", t.rows[p.b].name},
                                  {"mean_a", p.mean_a},

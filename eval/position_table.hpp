@@ -20,11 +20,13 @@
 ///    the pairs of one model, test set and measure).
 ///
 /// Bias table: rows = runs; columns RaB@t and ARaB@t of one magnitude variant (ranking level,
-/// male - female, eval/bias_metrics.hpp), |ΔA-PRF| and MATS (given per row, e.g. read from
-/// `plumb debias mats` JSON). RaB and ARaB are per-query measures: each row gets a letter and a
-/// value carries the letters of the rows it is significantly LESS biased than (paired test on the
-/// signed per-query values, the marked row having the smaller |mean|), over all pairs or against
-/// a baseline row. |ΔA-PRF| and MATS are collection-level figures without a test.
+/// male - female, eval/bias_metrics.hpp), mean |RaB@t(q)| (per-query magnitude, which a
+/// bias-balancing post-filter drives to 0 even where the signed mean is already near 0), |ΔA-PRF|
+/// and MATS (given per row, e.g. read from `plumb debias mats` JSON). RaB, ARaB and |RaB| are
+/// per-query measures: each row gets a letter and a value carries the letters of the rows it is
+/// significantly LESS biased than (paired test on the per-query values, the marked row having
+/// the smaller |mean|), over all pairs or against a baseline row. |ΔA-PRF| and MATS are
+/// collection-level figures without a test.
 ///
 /// All functions are pure and thread-safe.
 
@@ -137,10 +139,12 @@ struct BiasTableRow {
     std::size_t queries = 0;       ///< queries with a non-empty ranking
     RankBias rab;                  ///< means over queries (bias = male - female)
     RankBias arab;
+    double abs_rab = 0.0;          ///< mean over queries of |RaB@t(q)| (what a post-filter drives to 0)
     std::optional<double> delta_prf;  ///< |ΔA-PRF|; unset without labels/qrels or when undefined
     std::optional<double> mats;
     std::string marks_rab;         ///< letters of rows this row is significantly less biased than
     std::string marks_arab;
+    std::string marks_abs_rab;     ///< letters of rows with a significantly larger |RaB@t(q)|
 };
 
 struct BiasReport {
@@ -148,7 +152,7 @@ struct BiasReport {
     std::size_t paired_queries = 0;  ///< queries ranked by every row (the tested ones)
     bool has_prf = false;
     std::vector<BiasTableRow> rows;
-    std::vector<PairResult> pairs;   ///< column 0 = RaB, 1 = ARaB; a, b = row indices
+    std::vector<PairResult> pairs;   ///< column 0 = RaB, 1 = ARaB, 2 = |RaB|; a, b = row indices
 };
 
 /// Builds the bias table. `labels` (docid -> d) and `qrels` are used for |ΔA-PRF| when both are
