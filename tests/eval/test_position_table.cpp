@@ -241,6 +241,10 @@ TEST(BiasTable, RabArabMarksAndPrf) {
     EXPECT_EQ(r.rows[1].marks_rab, "a");
     EXPECT_EQ(r.rows[1].marks_arab, "a");
     EXPECT_EQ(r.rows[0].marks_rab, "");
+    // Mean |RaB@2(q)|: every query of A leans male, so it equals the signed mean.
+    EXPECT_NEAR(r.rows[0].abs_rab, 2.75, 1e-12);
+    EXPECT_NEAR(r.rows[1].abs_rab, 0.0, 1e-12);
+    EXPECT_EQ(r.rows[1].marks_abs_rab, "a");
     EXPECT_EQ(r.paired_queries, 10u);
     EXPECT_FALSE(r.has_prf);
     EXPECT_FALSE(r.rows[0].delta_prf);
@@ -277,6 +281,18 @@ TEST(BiasTable, RabArabMarksAndPrf) {
     o.baseline.reset();
     o.cutoff = 0;
     EXPECT_THROW(build_bias_table({a, b}, bias, {}, {}, o), plumb::InvalidArgument);
+}
+
+TEST(BiasTable, AbsoluteRabSeesBalancedSigns) {
+    // Query q0 leans male (+1), q1 female (-1): signed mean 0, mean |RaB@1| = 1.
+    BiasTable bias{{"m", {-1, 0, 1}}, {"f", {1, 1, 0}}};
+    BiasRow a{"A", {{"q0", {"m"}}, {"q1", {"f"}}}, {}, std::nullopt};
+    BiasTableOptions o;
+    o.cutoff = 1;
+    const auto r = build_bias_table({a}, bias, {}, {}, o);
+    EXPECT_NEAR(r.rows[0].rab.bias, 0.0, 1e-12);
+    EXPECT_NEAR(r.rows[0].abs_rab, 1.0, 1e-12);
+    EXPECT_NE(format_bias_table(r, TableFormat::Text).find("|RaB|@1"), std::string::npos);
 }
 
 TEST(BiasTable, ReadMatsJson) {
