@@ -148,10 +148,16 @@ torch::Tensor BertLayerImpl::forward_train(const torch::Tensor& x, const torch::
 }
 
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask_add) {
-    if (!fused_current()) return forward_train(x, mask_add, nullptr);  // stale fused copy
     if (torch::GradMode::is_enabled()) return forward_train(x, mask_add, nullptr);  // autograd
     // One [B*L, H] x [H, 3H] projection, then attention per (sequence, head) on [B, L, 3H].
-    auto qkv = torch::linear(x, fused_weight, fused_bias);
+    torch::Tensor qkv;
+    if (fused_current()) {
+        qkv = torch::linear(x, fused_weight, fused_bias);
+    } else {  // stale fused copy: the same product from the real parameters
+        const auto& s = attention->self;
+        qkv = torch::linear(x, torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0),
+                            torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0));
+    }
     auto context = fused_self_attention(qkv, mask_add, heads, head_dim);
 
     auto& ao = attention->output;
