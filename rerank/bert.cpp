@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "plugin/error.hpp"
+#include "rerank/detail/bert_attention.hpp"
 #include "rerank/detail/bert_modules.hpp"
 
 namespace plumb::rerank {
@@ -147,17 +148,17 @@ torch::Tensor BertLayerImpl::forward_train(const torch::Tensor& x, const torch::
 }
 
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask_add) {
-    const auto b = x.size(0), l = x.size(1), h = x.size(2);
-    if (!fused_current()) return forward_train(x, mask_add, nullptr);  // stale fused copy
-    // One [B*L, H] x [H, 3H] projection, then [3, B, heads, L, d].
-    auto qkv = torch::linear(x, fused_weight, fused_bias)
-                   .view({b, l, 3, heads, head_dim})
-                   .permute({2, 0, 3, 1, 4});
-    auto q = qkv[0], k = qkv[1], v = qkv[2];
-    auto scores = torch::matmul(q, k.transpose(-2, -1));  // [B, heads, L, L]
-    scores.mul_(1.0 / std::sqrt(static_cast<double>(head_dim))).add_(mask_add);
-    auto probs = torch::softmax(scores, -1);
-    auto context = torch::matmul(probs, v).permute({0, 2, 1, 3}).reshape({b, l, h});
+    if (torch::GradMode::is_enabled()) return forward_train(x, mask_add, nullptr);  // autograd
+    // One [B*L, H] x [H, 3H] projection, then attention per (sequence, head) on [B, L, 3H].
+    torch::Tensor qkv;
+    if (fused_current()) {
+        qkv = torch::linear(x, fused_weight, fused_bias);
+    } else {  // stale fused copy: the same product from the real parameters
+        const auto& s = attention->self;
+        qkv = torch::linear(x, torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0),
+                            torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0));
+    }
+    auto context = fused_self_attention(qkv, mask_add, heads, head_dim);
 
     auto& ao = attention->output;
     auto a = torch::linear(context, ao->dense->weight, ao->dense->bias);
