@@ -137,17 +137,27 @@ std::string render_text(const std::vector<std::vector<std::string>>& lines) {
     return out;
 }
 
+/// A Markdown table cell: '|' (as in |RaB|) escaped so that it does not end the cell.
+std::string md_cell(const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+        if (ch == '|') out += '\\';
+        out += ch;
+    }
+    return out;
+}
+
 std::string render_markdown(const std::vector<std::string>& header,
                             const std::vector<std::vector<std::string>>& body,
                             std::size_t left_columns) {
     std::string out = "|";
-    for (const auto& h : header) out += " " + h + " |";
+    for (const auto& h : header) out += " " + md_cell(h) + " |";
     out += "\n|";
     for (std::size_t c = 0; c < header.size(); ++c) out += c < left_columns ? "---|" : "---:|";
     out += "\n";
     for (const auto& row : body) {
         out += "|";
-        for (const auto& cell : row) out += " " + cell + " |";
+        for (const auto& cell : row) out += " " + md_cell(cell) + " |";
         out += "\n";
     }
     return out;
@@ -576,7 +586,9 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
                          correction_label(o.correction) + ", alpha: " + num(o.alpha, 2) +
                          (o.baseline ? ", against row " + run_letter(*o.baseline)
                                      : std::string(", all pairs")) +
-                         "; " + std::to_string(t.paired_queries) + " paired queries)";
+                         (t.rows.size() < 2
+                              ? std::string("; one row: nothing tested)")
+                              : "; " + std::to_string(t.paired_queries) + " paired queries)");
     std::string out;
     switch (format) {
         case TableFormat::Text:

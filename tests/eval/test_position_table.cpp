@@ -293,6 +293,10 @@ TEST(BiasTable, AbsoluteRabSeesBalancedSigns) {
     EXPECT_NEAR(r.rows[0].rab.bias, 0.0, 1e-12);
     EXPECT_NEAR(r.rows[0].abs_rab, 1.0, 1e-12);
     EXPECT_NE(format_bias_table(r, TableFormat::Text).find("|RaB|@1"), std::string::npos);
+    // Markdown escapes the pipes of |RaB| so the table keeps its columns.
+    EXPECT_NE(format_bias_table(r, TableFormat::Markdown).find("| \\|RaB\\|@1 |"),
+              std::string::npos)
+        << format_bias_table(r, TableFormat::Markdown);
 }
 
 TEST(BiasTable, ReadMatsJson) {
