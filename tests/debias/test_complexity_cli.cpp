@@ -8,11 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/text_io.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
 TEST(ComplexityCli, WritesTableReportAndPlot) {
-    fs::path dir = fs::temp_directory_path() / ("plumb_cx_cli_" + std::to_string(::getpid()));
+    fs::path dir = plumb::test::process_dir("plumb_cx_cli_");
     fs::create_directories(dir);
     std::ofstream(dir / "topics.tsv") << "q1\tcheap flights\n"
                                          "q2\twhat is the capital of france\n"

@@ -10,6 +10,7 @@
 #include "debias/mats.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/tk_model.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,7 +72,7 @@ TEST(MatsWithTk, MixerOneMeansNoPositionBias) {
 }
 
 TEST(MatsWithTk, CliWritesCurveReportAndPlot) {
-    fs::path dir = fs::temp_directory_path() / ("plumb_mats_cli_" + std::to_string(::getpid()));
+    fs::path dir = plumb::test::process_dir("plumb_mats_cli_");
     fs::create_directories(dir);
     plumb::rerank::TkVocabulary vocab({"alpha", "beta", "gamma", "delta"});
     plumb::rerank::TkModel::create(tiny_config(0.5f), vocab, {}, 7).save(dir / "tk");

@@ -14,6 +14,7 @@
 
 #include "eval/compare.hpp"
 #include "plugin/error.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::eval;
@@ -21,7 +22,7 @@ using namespace plumb::eval;
 namespace {
 
 fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() / ("plumb_test_compare_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_compare_");
     fs::create_directories(dir);
     return dir;
 }

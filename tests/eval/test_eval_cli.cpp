@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path dir() {
-    auto d = fs::temp_directory_path() / ("plumb_eval_cli_" + std::to_string(::getpid()));
+    auto d = plumb::test::process_dir("plumb_eval_cli_");
     fs::create_directories(d);
     return d;
 }

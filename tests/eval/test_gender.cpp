@@ -10,13 +10,14 @@
 
 #include "eval/gender.hpp"
 #include "plugin/error.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::eval;
 
 namespace {
 fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_gender_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_gender_");
     fs::create_directories(dir);
     auto p = dir / name;
     std::ofstream(p, std::ios::binary) << content;
@@ -139,7 +140,7 @@ TEST(GenderCounts, QueryLabels) {
 }
 
 TEST(BiasFile, RoundTripAndBadInput) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_gender_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_gender_");
     fs::create_directories(dir);
     auto p = dir / "bias.tf.tsv";
     std::vector<std::pair<std::string, BiasTriple>> rows{

@@ -16,6 +16,7 @@
 
 #include "eval/position_table.hpp"
 #include "plugin/error.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::eval;
@@ -23,7 +24,7 @@ using namespace plumb::eval;
 namespace {
 
 fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() / ("plumb_test_postable_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_postable_");
     fs::create_directories(dir);
     return dir;
 }

@@ -11,6 +11,7 @@
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb;
@@ -19,7 +20,7 @@ using namespace plumb::eval;
 namespace {
 
 fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = fs::temp_directory_path() / ("plumb_eval_qr_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_eval_qr_");
     fs::create_directories(dir);
     auto p = dir / name;
     std::ofstream(p, std::ios::binary) << content;

@@ -13,6 +13,7 @@
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::CorpusFormat;
@@ -23,7 +24,7 @@ using plumb::index::Document;
 namespace {
 
 fs::path test_root() {
-    return fs::temp_directory_path() / ("plumb_test_corpus_" + std::to_string(::getpid()));
+    return plumb::test::process_dir("plumb_test_corpus_");
 }
 
 /// Removes this process's temporary files after the tests.

@@ -16,6 +16,7 @@
 #include "index/generator.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::CorpusGenerator;
@@ -24,7 +25,7 @@ using plumb::index::GeneratorConfig;
 namespace {
 
 fs::path test_root() {
-    return fs::temp_directory_path() / ("plumb_test_gen_" + std::to_string(::getpid()));
+    return plumb::test::process_dir("plumb_test_gen_");
 }
 
 /// Removes this process's temporary files after the tests.

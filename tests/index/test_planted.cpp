@@ -29,6 +29,7 @@
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/train_data.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::PassageRole;
@@ -38,7 +39,7 @@ using plumb::index::PlantedGenerator;
 namespace {
 
 fs::path test_root() {
-    return fs::temp_directory_path() / ("plumb_test_planted_" + std::to_string(::getpid()));
+    return plumb::test::process_dir("plumb_test_planted_");
 }
 
 class TempCleanup : public ::testing::Environment {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,7 +47,7 @@ std::string read_file(const fs::path& p) {
 
 TEST(MainJob, TinyRunHasTheExpectedShape) {
     const fs::path out =
-        fs::temp_directory_path() / ("plumb_test_main_job_" + std::to_string(::getpid()));
+        plumb::test::process_dir("plumb_test_main_job_");
     fs::remove_all(out);
     fs::create_directories(out);
     const fs::path log = out / "run.log";

@@ -29,6 +29,7 @@
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/torchscript_stage.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 namespace pi = plumb::index;
@@ -72,7 +73,7 @@ struct Fixture {
 Fixture& fixture() {
     static Fixture* f = [] {
         auto* x = new Fixture;
-        x->dir = fs::temp_directory_path() / ("plumb_test_builtins_" + std::to_string(::getpid()));
+        x->dir = plumb::test::process_dir("plumb_test_builtins_");
         fs::create_directories(x->dir);
         std::string corpus;
         for (const auto& [id, text] : kDocs) corpus += id + "\t" + text + "\n";
@@ -92,7 +93,7 @@ struct Cleanup : ::testing::Environment {
     void TearDown() override {
         std::error_code ec;
         fs::remove_all(
-            fs::temp_directory_path() / ("plumb_test_builtins_" + std::to_string(::getpid())), ec);
+            plumb::test::process_dir("plumb_test_builtins_"), ec);
     }
 };
 const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);

@@ -22,6 +22,7 @@
 #include "plugin/pipeline_config.hpp"
 #include "plugin/registry.hpp"
 #include "rerank/tk_stage.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 namespace pi = plumb::index;
@@ -58,7 +59,7 @@ struct Fixture {
 Fixture& fixture() {
     static Fixture* f = [] {
         auto* x = new Fixture;
-        x->dir = fs::temp_directory_path() / ("plumb_test_pipeline_" + std::to_string(::getpid()));
+        x->dir = plumb::test::process_dir("plumb_test_pipeline_");
         fs::create_directories(x->dir);
         write_file(x->dir / "c.tsv", kCorpus);
         pi::IndexBuildOptions o;
@@ -76,7 +77,7 @@ struct Cleanup : ::testing::Environment {
     void TearDown() override {
         std::error_code ec;
         fs::remove_all(
-            fs::temp_directory_path() / ("plumb_test_pipeline_" + std::to_string(::getpid())), ec);
+            plumb::test::process_dir("plumb_test_pipeline_"), ec);
     }
 };
 const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);

@@ -7,12 +7,13 @@
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_");
     fs::create_directories(dir);
     auto p = dir / name;
     std::ofstream(p, std::ios::binary) << content;
@@ -92,7 +93,7 @@ TEST(Split, TabsAndWhitespace) {
 }
 
 TEST(AtomicFile, CommitReplacesAbandonLeavesNothing) {
-    auto dir = fs::temp_directory_path() / ("plumb_atomic_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_atomic_");
     fs::create_directories(dir);
     auto target = dir / "out.txt";
     {
@@ -127,7 +128,7 @@ void write_gzip(const fs::path& path, const std::string& bytes) {
 }  // namespace
 
 TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
-    auto dir = fs::temp_directory_path() / ("plumb_gz_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_gz_");
     fs::create_directories(dir);
     // Named without .gz on purpose: the magic bytes decide. BOM, CRLF, empty line, no final LF.
     auto path = dir / "lines.txt";
@@ -149,7 +150,7 @@ TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
 }
 
 TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
-    auto dir = fs::temp_directory_path() / ("plumb_gzl_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_gzl_");
     fs::create_directories(dir);
     auto path = dir / "long.gz";
     const std::string a(3'000'000, 'a'), b(5, 'b');  // longer than the 1 MiB buffer
@@ -165,7 +166,7 @@ TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
 }
 
 TEST(LineReader, TruncatedGzipIsAnIoErrorNamingTheFile) {
-    auto dir = fs::temp_directory_path() / ("plumb_gzt_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_gzt_");
     fs::create_directories(dir);
     auto full = dir / "full.gz";
     std::string text;

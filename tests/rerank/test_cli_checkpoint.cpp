@@ -11,13 +11,14 @@
 
 #include "plugin/text_io.hpp"
 #include "rerank/safetensors.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() / ("plumb_test_cli_ckpt_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_cli_ckpt_");
     fs::create_directories(dir);
     return dir;
 }

@@ -18,6 +18,7 @@
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/tk_model.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -52,7 +53,7 @@ protected:
     static fs::path dir;
 
     static void SetUpTestSuite() {
-        dir = fs::temp_directory_path() / ("plumb_test_cli_train_" + std::to_string(::getpid()));
+        dir = plumb::test::process_dir("plumb_test_cli_train_");
         fs::create_directories(dir);
         auto log = dir / "setup.log";
         ASSERT_EQ(run("generate -q --output " + (dir / "gen").string() +

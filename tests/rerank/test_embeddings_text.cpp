@@ -6,6 +6,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/embeddings_text.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -14,7 +15,7 @@ using Row = std::vector<float>;
 namespace {
 
 fs::path write(const std::string& name, const std::string& text) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_emb_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_emb_");
     fs::create_directories(dir);
     auto p = dir / name;
     std::ofstream(p, std::ios::binary) << text;

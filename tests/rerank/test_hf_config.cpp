@@ -8,6 +8,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/hf_config.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -15,7 +16,7 @@ using namespace plumb::rerank;
 namespace {
 
 fs::path temp_dir(const std::string& sub) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_cfg_" + std::to_string(::getpid())) / sub;
+    auto dir = plumb::test::process_dir("plumb_test_cfg_") / sub;
     fs::create_directories(dir);
     return dir;
 }

@@ -9,6 +9,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/safetensors.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -16,7 +17,7 @@ using namespace plumb::rerank;
 namespace {
 
 fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() / ("plumb_test_st_" + std::to_string(::getpid()));
+    auto dir = plumb::test::process_dir("plumb_test_st_");
     fs::create_directories(dir);
     return dir;
 }

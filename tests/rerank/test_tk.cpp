@@ -19,6 +19,7 @@
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/tk_tokenizer.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -26,8 +27,7 @@ using namespace plumb::rerank;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-    auto dir = fs::temp_directory_path() /
-               ("plumb_test_tk_" + std::to_string(::getpid())) / name;
+    auto dir = plumb::test::process_dir("plumb_test_tk_") / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;

@@ -7,6 +7,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/wordpiece.hpp"
+#include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -16,7 +17,7 @@ using Words = std::vector<std::string>;
 namespace {
 
 fs::path temp_dir(const std::string& sub) {
-    auto dir = fs::temp_directory_path() / ("plumb_test_wp_" + std::to_string(::getpid())) / sub;
+    auto dir = plumb::test::process_dir("plumb_test_wp_") / sub;
     fs::create_directories(dir);
     return dir;
 }
