@@ -199,6 +199,25 @@ std::string correction_name(Correction c) {
     return "?";
 }
 
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+std::string opt_num(bool has, double v) {
+    if (!has) return "";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+
+}  // namespace
+
 std::string latex_escape(const std::string& s) {
     std::string out;
     for (char ch : s) {
@@ -228,25 +247,6 @@ std::string latex_escape(const std::string& s) {
     }
     return out;
 }
-
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"') out += '"';
-        out += ch;
-    }
-    return out + "\"";
-}
-
-std::string opt_num(bool has, double v) {
-    if (!has) return "";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return buf;
-}
-
-}  // namespace
 
 std::string format_comparison(const ComparisonTable& t, CompareFormat format, int decimals) {
     std::string out;

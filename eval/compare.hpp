@@ -86,4 +86,7 @@ CompareFormat parse_compare_format(std::string_view name);
 /// with `decimals` digits (default 4; JSON keeps full precision).
 std::string format_comparison(const ComparisonTable& table, CompareFormat format, int decimals = 4);
 
+/// `s` with LaTeX's special characters escaped (_ & % # $ { } as \x; \ ^ ~ as commands).
+std::string latex_escape(const std::string& s);
+
 }  // namespace plumb::eval

@@ -90,36 +90,6 @@ std::size_t width(const std::string& s) {
     return cps;
 }
 
-std::string latex_escape(const std::string& s) {
-    std::string out;
-    for (char ch : s) {
-        switch (ch) {
-            case '_':
-            case '&':
-            case '%':
-            case '#':
-            case '$':
-            case '{':
-            case '}':
-                out += '\\';
-                out += ch;
-                break;
-            case '\\':
-                out += "\\textbackslash{}";
-                break;
-            case '^':
-                out += "\\^{}";
-                break;
-            case '~':
-                out += "\\~{}";
-                break;
-            default:
-                out += ch;
-        }
-    }
-    return out;
-}
-
 /// Renders a grid: `header` rows then body rows, columns padded; `sep` between columns.
 std::string render_text(const std::vector<std::vector<std::string>>& lines) {
     std::vector<std::size_t> w;
