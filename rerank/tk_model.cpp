@@ -26,27 +26,6 @@ std::span<const std::int64_t> truncated(std::span<const std::int64_t> ids, std::
     return ids.first(std::min<std::size_t>(ids.size(), static_cast<std::size_t>(max_len)));
 }
 
-/// Packs sequences into padded [B, L] ids and a bool mask (L >= 1; an empty sequence is one
-/// padding position with mask false).
-std::pair<torch::Tensor, torch::Tensor> pack(
-    const std::vector<std::span<const std::int64_t>>& seqs) {
-    std::size_t l = 1;
-    for (const auto& s : seqs) l = std::max(l, s.size());
-    const auto b = static_cast<std::int64_t>(seqs.size());
-    auto ids = torch::zeros({b, static_cast<std::int64_t>(l)}, torch::kInt64);
-    auto mask = torch::zeros({b, static_cast<std::int64_t>(l)}, torch::kBool);
-    auto ia = ids.accessor<std::int64_t, 2>();
-    auto ma = mask.accessor<bool, 2>();
-    for (std::int64_t i = 0; i < b; ++i) {
-        const auto& s = seqs[static_cast<std::size_t>(i)];
-        for (std::size_t j = 0; j < s.size(); ++j) {
-            ia[i][static_cast<std::int64_t>(j)] = s[j];
-            ma[i][static_cast<std::int64_t>(j)] = true;
-        }
-    }
-    return {ids, mask};
-}
-
 void check_ids(std::span<const std::int64_t> ids, std::int64_t vocab_size) {
     for (auto id : ids) {
         if (id < 0 || id >= vocab_size) {
@@ -158,7 +137,7 @@ struct TkModel::Impl {
     /// Contextualised sequences of a batch.
     torch::Tensor contextualize(const std::vector<std::span<const std::int64_t>>& seqs,
                                 bool passage, torch::Tensor& mask) {
-        auto packed = pack(seqs);
+        auto packed = detail::pack_token_ids(seqs);
         mask = packed.second;
         return module->contextualize(packed.first, packed.second, passage);
     }

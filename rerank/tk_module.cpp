@@ -215,4 +215,23 @@ void TkModuleImpl::reset_parameters(std::uint64_t seed) {
     }
 }
 
+std::pair<torch::Tensor, torch::Tensor> pack_token_ids(
+    const std::vector<std::span<const std::int64_t>>& seqs) {
+    std::size_t l = 1;
+    for (const auto& s : seqs) l = std::max(l, s.size());
+    const auto b = static_cast<std::int64_t>(seqs.size());
+    auto ids = torch::zeros({b, static_cast<std::int64_t>(l)}, torch::kInt64);
+    auto mask = torch::zeros({b, static_cast<std::int64_t>(l)}, torch::kBool);
+    auto ia = ids.accessor<std::int64_t, 2>();
+    auto ma = mask.accessor<bool, 2>();
+    for (std::int64_t i = 0; i < b; ++i) {
+        const auto& s = seqs[static_cast<std::size_t>(i)];
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            ia[i][static_cast<std::int64_t>(j)] = s[j];
+            ma[i][static_cast<std::int64_t>(j)] = true;
+        }
+    }
+    return {ids, mask};
+}
+
 }  // namespace plumb::rerank::detail

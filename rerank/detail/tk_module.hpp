@@ -23,6 +23,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,11 @@ private:
     torch::Tensor m_pos_query, m_pos_passage;  // not saved: derived from the config
 };
 TORCH_MODULE(TkModule);
+
+/// Packs token-id sequences into padded [B, L] int64 ids and a bool mask (L >= 1: an empty
+/// sequence is one padding position with mask false). Used by inference and training alike.
+std::pair<torch::Tensor, torch::Tensor> pack_token_ids(
+    const std::vector<std::span<const std::int64_t>>& seqs);
 
 /// Access to the module inside a TkModel (for trainers and tests). The module is shared: a
 /// trainer that updates it changes the model.
