@@ -26,14 +26,17 @@ namespace {
 constexpr const char* kUsage =
     "Usage: plumb eval [trec_eval options] [--format text|json|csv] [--output FILE] QRELS RUN\n"
     "\n"
-    "Evaluates RUN (TREC run: qid Q0 docid rank score tag; '-' = stdin) against QRELS\n"
-    "(qid iter docid rel) with trec_eval's semantics and output format.\n"
+    "Evaluates RUN (TREC run: qid Q0 docid rank score tag, or MS MARCO's qid docid rank;\n"
+    "lines in any order; '-' = stdin) against QRELS (qid iter docid rel) with trec_eval's\n"
+    "semantics and output format.\n"
     "\n"
     "trec_eval options:\n"
     "  -q, --query_eval_wanted           per-query values as well as the summary\n"
     "  -m, --measure NAME[.PARAMS]       measure to compute (repeatable); cutoff lists as in\n"
-    "                                    -m P.5,10; 'official' = trec_eval's default set,\n"
-    "                                    'all_trec' and 'set' as in trec_eval\n"
+    "                                    -m P.5,10, gains as in -m ndcg.1=3,2=9; 'official' =\n"
+    "                                    trec_eval's default set, 'all_trec' and 'set' as in\n"
+    "                                    trec_eval; ir_measures names (nDCG@10, RR@10, R@1000,\n"
+    "                                    AP, AP@100, P@5, Judged@10, ...) print as given\n"
     "  -c, --complete_rel_info_wanted    average over all qrels queries (missing = 0)\n"
     "  -l, --level_for_rel NUM           minimum grade that is relevant (default 1)\n"
     "  -n, --nosummary                   no summary ('all') lines\n"
@@ -49,10 +52,11 @@ constexpr const char* kUsage =
     "  --trec-eval-9                     iprec_at_recall recall levels rounded as trec_eval 9\n"
     "                                    ((long)(x*R + 0.9)); default trec_eval 10 (lround)\n"
     "\n"
-    "Measures: trec_eval's all_trec set (runid num_q num_ret num_rel num_rel_ret map gm_map\n"
-    "Rprec bpref recip_rank iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult\n"
-    "utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P\n"
-    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret), and\n"
+    "Measures: trec_eval's (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref\n"
+    "recip_rank iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult utility\n"
+    "11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success\n"
+    "set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj;\n"
+    "all_trec as trec_eval 10 selects them), and\n"
     "plumb's mrr_cut (MRR@k, default k=10) and judged (share of the top k in the qrels,\n"
     "default k=10).\n";
 
@@ -275,6 +279,15 @@ void run_eval(const std::vector<std::string>& raw) {
     EvalResult result =
         evaluator.evaluate_run(a.files[1], show ? bar.callback() : ProgressCallback{});
     bar.finish();
+    if (!result.qrels_queries_without_results.empty()) {
+        const auto& missing = result.qrels_queries_without_results;
+        std::fprintf(stderr,
+                     "plumb: warning: %zu qrels quer%s no results in %s (first: '%s') and %s "
+                     "skipped, as trec_eval 9.0.x does (trec_eval 10.0 stops with an error); "
+                     "-c scores them 0\n",
+                     missing.size(), missing.size() == 1 ? "y has" : "ies have", a.files[1].c_str(),
+                     missing.front().c_str(), missing.size() == 1 ? "is" : "are");
+    }
     if (result.queries.empty()) {
         throw Error("no queries with both results and relevance info (qrels " + a.files[0] +
                     ", run " + a.files[1] + ")");

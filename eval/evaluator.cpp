@@ -1,6 +1,13 @@
 #include "eval/evaluator.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "plugin/error.hpp"
@@ -152,36 +159,50 @@ void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures
 
 namespace {
 
+/// Values of a query the run does not have, as trec_eval.c computes them with -c: a
+/// one-document ranking of a document that is not in the qrels, then num_ret, utility, unj*
+/// and rbp_resid reset to 0 (by exact printed name: "utility_2,-1,0,0" or "rbp_resid_p=0.8"
+/// keep their values there too).
+void missing_query_values(const QueryQrels& qq, const MeasureSet& measures, const EvalOptions& opt,
+                          std::vector<double>& values) {
+    const long bogus[1] = {kNotInQrels};
+    QueryJudgements q;
+    // (-J drops that unjudged document and -M0 keeps none: then nothing is retrieved.)
+    q.rels =
+        std::span<const long>(bogus, opt.judged_docs_only || opt.max_docs_per_query == 0 ? 0 : 1);
+    q.level_counts = qq.level_counts();
+    q.relevance_level = opt.relevance_level;
+    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
+    q.num_docs_in_coll = opt.num_docs_in_coll;
+    values.assign(measures.columns().size(), 0.0);
+    measures.compute(q, values);
+    for (std::size_t c = 0; c < values.size(); ++c) {
+        const std::string& name = measures.columns()[c].trec_name;
+        if (name == "num_ret" || name == "utility" || name.rfind("unj", 0) == 0 ||
+            name == "rbp_resid") {
+            values[c] = 0.0;
+        }
+    }
+}
+
 EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const MeasureSet& measures,
                   const EvalOptions& opt, std::string run_id) {
-    if (opt.complete) {
-        std::unordered_set<std::string_view> have;
-        for (const auto& r : rows) have.insert(r.qid);
-        const long num_ret_col = measures.column_index("num_ret");
-        for (const auto& qid : qrels.qids()) {
-            if (have.count(qid)) continue;
-            // trec_eval.c evaluates a missing query as a one-document ranking of a document that
-            // is not in the qrels, then resets num_ret to 0.
-            const QueryQrels* qq = qrels.find(qid);
-            const long bogus[1] = {kNotInQrels};
-            QueryJudgements q;
-            q.rels = bogus;
-            q.level_counts = qq->level_counts();
-            q.relevance_level = opt.relevance_level;
-            q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
-            q.num_docs_in_coll = opt.num_docs_in_coll;
-            QueryValues row;
-            row.qid = qid;
-            row.missing = true;
-            row.values.assign(measures.columns().size(), 0.0);
-            measures.compute(q, row.values);
-            // ... and also resets utility (and leaves relstring empty).
-            if (num_ret_col >= 0) row.values[static_cast<std::size_t>(num_ret_col)] = 0.0;
-            for (std::size_t c = 0; c < row.values.size(); ++c) {
-                if (measures.columns()[c].name.rfind("utility", 0) == 0) row.values[c] = 0.0;
-            }
-            rows.push_back(std::move(row));
+    // Owned strings: `rows` grows below, so views into its elements would dangle.
+    std::unordered_set<std::string> have;
+    have.reserve(rows.size());
+    for (const auto& r : rows) have.insert(r.qid);
+    std::vector<std::string> skipped;
+    for (const auto& qid : qrels.qids()) {
+        if (have.count(qid)) continue;
+        if (!opt.complete) {
+            skipped.push_back(qid);
+            continue;
         }
+        QueryValues row;
+        row.qid = qid;
+        row.missing = true;
+        missing_query_values(*qrels.find(qid), measures, opt, row.values);
+        rows.push_back(std::move(row));
     }
     std::sort(rows.begin(), rows.end(),
               [](const QueryValues& a, const QueryValues& b) { return a.qid < b.qid; });
@@ -193,7 +214,22 @@ EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const Measu
     values.reserve(rows.size());
     for (const auto& r : rows) values.push_back(r.values);
     result.summary = measures.summarize(values, rows.size());
+    if (opt.complete) {
+        // m_num_rel.c te_calc_avg_num_rel: with -c the summary counts every judgement with a
+        // grade > 0 in the whole qrels, whatever the relevance level (-l).
+        long positive = 0;
+        for (const auto& qid : qrels.qids()) {
+            const auto& levels = qrels.find(qid)->level_counts();
+            for (std::size_t g = 1; g < levels.size(); ++g) positive += levels[g];
+        }
+        for (std::size_t c = 0; c < result.columns.size(); ++c) {
+            if (result.columns[c].trec_name == "num_rel") {
+                result.summary[c] = static_cast<double>(positive);
+            }
+        }
+    }
     result.queries = std::move(rows);
+    result.qrels_queries_without_results = std::move(skipped);
     return result;
 }
 
@@ -242,6 +278,13 @@ bool evaluate_list(const RankedList& list, const Qrels& qrels, const MeasureSet&
     }
     if (!qq) return false;
     row.qid = list.qid;
+    if (list.candidates.empty()) {
+        // A run file written from an empty list has no line for the query: trec_eval then
+        // knows the query only from the qrels (scored with -c as a missing query).
+        row.missing = true;
+        missing_query_values(*qq, measures, opt, row.values);
+        return true;
+    }
     evaluate_items(*qq, s, measures, opt, row.values, opt.use_list_order, &row.relstring);
     return true;
 }
@@ -261,8 +304,8 @@ EvalResult Evaluator::evaluate(const std::vector<RankedList>& lists) const {
             throw InvalidArgument("query '" + list.qid + "' appears in more than one list");
         }
         QueryValues row;
-        if (evaluate_list(list, *m_qrels, m_measures, m_options, row)) {
-            rows.push_back(std::move(row));
+        if (evaluate_list(list, *m_qrels, m_measures, m_options, row) && !row.missing) {
+            rows.push_back(std::move(row));  // (an empty list is a query the run lacks)
         }
     }
     return finish(std::move(rows), *m_qrels, m_measures, m_options, {});
@@ -283,39 +326,202 @@ EvalResult Evaluator::evaluate_run(const Run& run) const {
     return finish(std::move(rows), *m_qrels, m_measures, m_options, run.run_id);
 }
 
+namespace {
+
+/// Spills run lines into hash partitions by qid (in memory up to a budget, then in temporary
+/// files), so that a run in any line order is evaluated one partition at a time with memory
+/// bounded by the largest partition, not the whole run.
+class RunPartitions {
+public:
+    RunPartitions(std::size_t partitions, std::size_t memory_budget)
+        : m_buffers(partitions), m_files(partitions), m_budget(memory_budget) {}
+    ~RunPartitions() {
+        for (auto& f : m_files) {
+            if (f) std::fclose(f);
+        }
+        if (!m_dir.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(m_dir, ec);
+        }
+    }
+    RunPartitions(const RunPartitions&) = delete;
+    RunPartitions& operator=(const RunPartitions&) = delete;
+
+    void add(std::string_view qid, std::string_view docid, double score, std::uint64_t line) {
+        const std::size_t p = docid_hash(qid) % m_buffers.size();
+        std::string& b = m_buffers[p];
+        const auto put32 = [&b](std::uint32_t v) {
+            b.append(reinterpret_cast<const char*>(&v), 4);
+        };
+        put32(static_cast<std::uint32_t>(qid.size()));
+        b.append(qid);
+        put32(static_cast<std::uint32_t>(docid.size()));
+        b.append(docid);
+        b.append(reinterpret_cast<const char*>(&score), sizeof score);
+        b.append(reinterpret_cast<const char*>(&line), sizeof line);
+        m_buffered += 16 + qid.size() + docid.size();
+        if (m_buffered > m_budget) spill();
+    }
+
+    std::size_t size() const noexcept { return m_buffers.size(); }
+
+    /// The lines of partition `p`, grouped by qid (each query's lines in file order).
+    std::vector<RunQuery> take(std::size_t p) {
+        std::string data;
+        if (m_files[p]) {
+            std::FILE* f = m_files[p];
+            m_files[p] = nullptr;
+            if (std::fflush(f) != 0 || std::fseek(f, 0, SEEK_END) != 0) {
+                std::fclose(f);
+                throw IoError(m_dir.string() + ": cannot read back a run partition");
+            }
+            const long n = std::ftell(f);
+            data.resize(static_cast<std::size_t>(std::max(0L, n)));
+            std::rewind(f);
+            const bool ok = std::fread(data.data(), 1, data.size(), f) == data.size();
+            std::fclose(f);
+            if (!ok) throw IoError(m_dir.string() + ": cannot read back a run partition");
+        }
+        data += m_buffers[p];
+        std::string().swap(m_buffers[p]);
+        std::vector<RunQuery> out;
+        std::unordered_map<std::string, std::size_t> index;
+        std::size_t pos = 0;
+        const auto get32 = [&]() {
+            std::uint32_t v;
+            std::memcpy(&v, data.data() + pos, 4);
+            pos += 4;
+            return v;
+        };
+        while (pos < data.size()) {
+            const std::uint32_t ql = get32();
+            std::string qid(data.data() + pos, ql);
+            pos += ql;
+            const std::uint32_t dl = get32();
+            std::string_view docid(data.data() + pos, dl);
+            pos += dl;
+            double score;
+            std::uint64_t line;
+            std::memcpy(&score, data.data() + pos, sizeof score);
+            pos += sizeof score;
+            std::memcpy(&line, data.data() + pos, sizeof line);
+            pos += sizeof line;
+            auto [it, inserted] = index.emplace(qid, out.size());
+            if (inserted) {
+                out.emplace_back();
+                out.back().qid = std::move(qid);
+            }
+            out[it->second].add(docid, score, line);
+        }
+        return out;
+    }
+
+private:
+    void spill() {
+        if (m_dir.empty()) {
+            static std::atomic<unsigned> counter{0};
+            m_dir = std::filesystem::temp_directory_path() /
+                    ("plumb-eval-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+            std::error_code ec;
+            std::filesystem::remove_all(m_dir, ec);
+            if (!std::filesystem::create_directories(m_dir, ec) || ec) {
+                throw IoError(m_dir.string() +
+                              ": cannot create a folder for run partitions: " + ec.message());
+            }
+        }
+        for (std::size_t p = 0; p < m_buffers.size(); ++p) {
+            if (m_buffers[p].empty()) continue;
+            if (!m_files[p]) {
+                const auto file = m_dir / ("part-" + std::to_string(p));
+                m_files[p] = std::fopen(file.c_str(), "w+b");
+                if (!m_files[p]) {
+                    throw IoError(file.string() +
+                                  ": cannot create a run partition: " + std::strerror(errno));
+                }
+            }
+            if (std::fwrite(m_buffers[p].data(), 1, m_buffers[p].size(), m_files[p]) !=
+                m_buffers[p].size()) {
+                throw IoError(m_dir.string() + ": cannot write a run partition (disk full?)");
+            }
+            m_buffers[p].clear();
+        }
+        m_buffered = 0;
+    }
+
+    std::vector<std::string> m_buffers;
+    std::vector<std::FILE*> m_files;
+    std::filesystem::path m_dir;
+    std::size_t m_budget;
+    std::size_t m_buffered = 0;
+};
+
+/// Partitions to use for a run of `bytes` bytes (0 = unknown): about 32 MB of run text each.
+/// (A gzip-compressed run holds ~5x its size in text: its partitions are larger.)
+std::size_t partition_count(std::uint64_t bytes) {
+    if (bytes == 0) return 64;
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(bytes / (32u << 20) + 1, 1, 4096));
+}
+
+}  // namespace
+
 EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
                                    const ProgressCallback& progress,
                                    const CancelToken* cancel) const {
-    // Standard input, pipes and process substitutions cannot be read twice: read them whole.
     std::error_code ec;
-    if (path == "-" || !std::filesystem::is_regular_file(path, ec)) {
-        if (path != "-" && !std::filesystem::exists(path, ec)) {
-            throw IoError(path.string() + ": cannot open: no such file");
-        }
-        return evaluate_run(read_run(path));
+    if (path != "-" && !std::filesystem::exists(path, ec)) {
+        throw IoError(path.string() + ": cannot open: no such file");
     }
-    RunReader reader(path);
-    Scratch s;
+    // Standard input, pipes and process substitutions cannot be read twice: their lines go
+    // through the partitions in one pass.
+    const bool regular = path != "-" && std::filesystem::is_regular_file(path, ec);
     std::vector<QueryValues> rows;
-    std::unordered_set<std::string> seen;
-    RunQuery block;
     std::size_t blocks = 0;
-    while (reader.next(block)) {
-        if (!seen.insert(block.qid).second) {
-            // Not grouped by qid: evaluate the whole run from memory instead.
-            return evaluate_run(read_run(path));
+    auto tick = [&](const RunReader& reader) {
+        if ((++blocks & 63) == 0) {
+            if (cancel && cancel->requested()) throw Error("evaluation cancelled");
+            if (progress) progress(reader.bytes_read(), reader.size());
         }
-        load_block(block, reader.name(), s);
+    };
+    auto evaluate_block = [&](const RunQuery& block, const std::string& name, Scratch& s) {
+        load_block(block, name, s);
         if (const QueryQrels* qq = m_qrels->find(block.qid)) {
             QueryValues row;
             row.qid = block.qid;
             evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring);
             rows.push_back(std::move(row));
         }
-        if ((++blocks & 63) == 0) {
-            if (cancel && cancel->requested()) throw Error("evaluation cancelled");
-            if (progress) progress(reader.bytes_read(), reader.size());
+    };
+    Scratch s;
+    RunQuery block;
+    if (regular) {
+        // The common layout (each query's lines together, in any query order) streams one
+        // query at a time.
+        RunReader reader(path);
+        std::unordered_set<std::string> seen;
+        bool grouped = true;
+        while (reader.next(block)) {
+            if (!seen.insert(block.qid).second) {
+                grouped = false;  // a query comes back later: start over with partitions
+                break;
+            }
+            evaluate_block(block, reader.name(), s);
+            tick(reader);
         }
+        if (grouped) {
+            if (progress) progress(reader.bytes_read(), reader.size());
+            return finish(std::move(rows), *m_qrels, m_measures, m_options, reader.run_id());
+        }
+        rows.clear();
+    }
+    RunReader reader(path);
+    RunPartitions parts(regular ? partition_count(reader.size()) : 64, std::size_t{64} << 20);
+    while (reader.next(block)) {
+        for (const auto& d : block.docs) parts.add(block.qid, block.docid(d), d.score, d.line);
+        tick(reader);
+    }
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        for (const auto& q : parts.take(p)) evaluate_block(q, reader.name(), s);
+        if (cancel && cancel->requested()) throw Error("evaluation cancelled");
     }
     if (progress) progress(reader.bytes_read(), reader.size());
     return finish(std::move(rows), *m_qrels, m_measures, m_options, reader.run_id());

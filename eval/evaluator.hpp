@@ -3,19 +3,27 @@
 /// The embedded trec_eval: evaluates runs (files or in-memory ranked lists) against qrels.
 /// The CLI `plumb eval` is a thin layer over this.
 ///
-/// trec_eval semantics reproduced here (trec_eval.c, form_res_rels.c):
+/// trec_eval semantics reproduced here (trec_eval.c, get_trec_results.c, form_res_rels.c):
 ///  - a query's documents are ranked by score descending, ties broken by docid descending
-///    (byte-wise), whatever the rank column or list order says; -M keeps the top M after that;
-///  - only queries present in both qrels and run are evaluated, in byte-wise qid order; with
-///    `complete` (-c) every qrels query is, a query missing from the run scoring 0 everywhere
-///    (num_rel still counts its relevant documents) and means divide by all qrels queries;
-///  - run queries absent from the qrels are ignored.
+///    (byte-wise), whatever the rank column or line order says; -M keeps the top M after that;
+///  - a query's lines may be anywhere in the run (trec_eval sorts the whole file by qid first):
+///    lines of one qid are gathered wherever they are, and a query is never counted twice;
+///  - queries present in both qrels and run are evaluated, in byte-wise qid order; with
+///    `complete` (-c) every qrels query is, a query missing from the run being evaluated as
+///    trec_eval 10 does (a one-document ranking of an unjudged document, then num_ret, utility,
+///    unj and rbp_resid reset to 0) and means divide by all qrels queries;
+///  - run queries absent from the qrels are ignored;
+///  - without -c, a qrels query absent from the run is skipped, as trec_eval 9.0.x does
+///    (trec_eval 10.0 stops with "result qid ... not found in qrels" instead); such queries are
+///    listed in EvalResult::qrels_queries_without_results so callers can warn.
 ///
-/// Speed and memory: evaluate_run() streams a run grouped by qid (the usual layout) one query
-/// at a time, so memory is one query's lines plus the qrels and one row of values per query.
-/// When a qid reappears after another query's lines (an unsorted run), it falls back to
-/// reading the whole run into memory grouped by qid and evaluates that (standard input, pipes
-/// and other non-regular files are always read whole, as they cannot be read twice).
+/// Speed and memory: evaluate_run() streams a run whose lines are grouped by qid (the usual
+/// layout, in any query order) one query at a time, so memory is one query's lines plus the
+/// qrels and one row of values per query. When a qid comes back after another query's lines,
+/// the run is read again and its lines are spread over hash partitions by qid (kept in memory
+/// up to 64 MB, then spilled to temporary files), which are evaluated one at a time: memory stays
+/// bounded by the largest partition (~32 MB of run text) whatever the run's size. Standard input
+/// and pipes, which cannot be read twice, always take the partitioned path.
 
 #include <cstdint>
 #include <filesystem>
@@ -73,6 +81,9 @@ struct EvalResult {
     std::string run_id;                ///< tag of the run (last line's), empty for lists
     std::vector<QueryValues> queries;  ///< evaluated queries, byte-wise qid order
     std::vector<double> summary;       ///< one per column ("all")
+    /// Without -c: qrels queries that have no line in the run (skipped, as trec_eval 9.0.x
+    /// does), byte-wise order. Empty with -c and for in-memory lists' callers that set it so.
+    std::vector<std::string> qrels_queries_without_results;
 
     /// Index of a column by printed name ("ndcg_cut_10"), or -1.
     long column_index(std::string_view name) const noexcept;

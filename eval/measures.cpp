@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "eval/detail_parse.hpp"
 #include "plugin/error.hpp"
@@ -125,8 +126,7 @@ void m_recip_rank(const QueryJudgements& q, Params, double* out) {
 void m_iprec_at_recall(const QueryJudgements& q, Params p, double* out) {
     const long np = static_cast<long>(p.size());
     for (long c = 0; c < np; ++c) out[c] = 0.0;
-    const long num_ret = num_ret_of(q);
-    if (num_ret == 0) return;  // trec_eval would divide 0 by 0 here
+    const long num_ret = num_ret_of(q);  // 0 (-J, -M0): 0/0 = NaN below, as in trec_eval
     const long num_rel = num_rel_of(q);
     const long num_rel_ret = num_rel_ret_of(q);
     std::vector<long> cut(p.size());
@@ -252,50 +252,113 @@ void m_map_cut(const QueryJudgements& q, Params p, double* out) {
         [&](std::size_t c) { out[c] = sum / static_cast<double>(num_rel); });
 }
 
-/// trec_eval's ideal gain sequence with default gains (gain = grade): the gain of the next
-/// ideal document after each next() (setup_gains + the level walk of m_ndcg.c).
+/// Gain of each relevance level (gain_init.c setup_gains): the `level=gain` pairs given as
+/// measure parameters (params after the first, as (level, gain) pairs), then every level
+/// 0..max grade of the query not given, with gain = level; sorted by increasing gain with
+/// trec_eval's comparator, which truncates the gain difference to an int (so 4 and 4.5 compare
+/// equal), by glibc's merge sort (the qsort of the glibc trec_eval is built with), so that
+/// equal-comparing levels keep the order trec_eval gives them.
+struct Gains {
+    struct Level {
+        long rel_level;
+        double gain;
+        long num_at_level;
+    };
+    std::vector<Level> levels;
+
+    Gains(const QueryJudgements& q, Params p) {
+        for (std::size_t i = 1; i + 1 < p.size(); i += 2) {
+            levels.push_back({static_cast<long>(p[i]), p[i + 1], 0});
+        }
+        const std::size_t given = levels.size();
+        for (std::size_t g = 0; g < q.level_counts.size(); ++g) {
+            const long level = static_cast<long>(g);
+            std::size_t j = 0;
+            while (j < given && levels[j].rel_level != level) ++j;
+            if (j < given) {
+                levels[j].num_at_level = q.level_counts[g];
+            } else {
+                levels.push_back({level, static_cast<double>(level), q.level_counts[g]});
+            }
+        }
+        std::vector<Level> tmp(levels.size());
+        merge_sort(levels.data(), levels.size(), tmp.data());
+    }
+
+    /// get_gain(): the gain of a level, 0 for a level without one.
+    double of(long rel) const noexcept {
+        for (const auto& l : levels) {
+            if (l.rel_level == rel) return l.gain;
+        }
+        return 0.0;
+    }
+
+private:
+    static int compare(const Level& a, const Level& b) noexcept {
+        return static_cast<int>(a.gain - b.gain);  // comp_rel_gain's implicit conversion
+    }
+    /// glibc msort_with_tmp: top-down merge sort, left run first on ties.
+    static void merge_sort(Level* b, std::size_t n, Level* t) {
+        if (n <= 1) return;
+        const std::size_t n1 = n / 2, n2 = n - n1;
+        Level* b1 = b;
+        Level* b2 = b + n1;
+        merge_sort(b1, n1, t);
+        merge_sort(b2, n2, t);
+        std::size_t i = 0, j = 0, k = 0;
+        while (i < n1 && j < n2) {
+            if (compare(b1[i], b2[j]) <= 0) {
+                t[k++] = b1[i++];
+            } else {
+                t[k++] = b2[j++];
+            }
+        }
+        while (i < n1) t[k++] = b1[i++];
+        // The rest of b2 is already in place.
+        std::copy(t, t + k, b);
+    }
+};
+
+/// trec_eval's ideal gain sequence: the gain of the next ideal document after each next()
+/// (the level walk of m_ndcg.c over the sorted gains, highest first).
 struct IdealGains {
-    explicit IdealGains(std::span<const long> c)
-        : counts(c),
-          cur(static_cast<long>(c.size()) - 1),
-          gain(cur >= 0 ? static_cast<double>(cur) : 0.0) {}
+    explicit IdealGains(const Gains& g)
+        : levels(g.levels),
+          cur(static_cast<long>(g.levels.size()) - 1),
+          gain(cur >= 0 ? levels[static_cast<std::size_t>(cur)].gain : 0.0) {}
     void next() {
         ++num_at_level;
-        while (cur >= 0 && num_at_level > counts[static_cast<std::size_t>(cur)]) {
+        while (cur >= 0 && num_at_level > levels[static_cast<std::size_t>(cur)].num_at_level) {
             num_at_level = 1;
             --cur;
-            gain = cur >= 0 ? static_cast<double>(cur) : 0.0;
+            gain = cur >= 0 ? levels[static_cast<std::size_t>(cur)].gain : 0.0;
         }
     }
-    std::span<const long> counts;
+    const std::vector<Gains::Level>& levels;
     long cur;
     double gain;
     long num_at_level = 0;
 };
 
-/// Default gain of a retrieved document: its grade when it is a level of the qrels, else 0.
-double grade_gain(long r, const QueryJudgements& q) {
-    return (r >= 0 && r < static_cast<long>(q.level_counts.size())) ? static_cast<double>(r) : 0.0;
-}
-
 double log2_rank(long i) { return std::log2(static_cast<double>(i + 2)); }  // doc i has rank i+1
 
 /// DCG of the whole list and ideal DCG of all judged documents (m_ndcg.c; the relevance
 /// level is not used).
-void dcg_pair(const QueryJudgements& q, double& results_dcg, double& ideal_dcg) {
+void dcg_pair(const QueryJudgements& q, Params p, double& results_dcg, double& ideal_dcg) {
     results_dcg = 0.0;
     ideal_dcg = 0.0;
-    IdealGains ig(q.level_counts);
+    const Gains gains(q, p);
+    IdealGains ig(gains);
     const long num_ret = num_ret_of(q);
     long i = 0;
     for (; i < num_ret && ig.gain > 0.0; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         if (g != 0) results_dcg += g / log2_rank(i);
         ig.next();
         if (ig.gain > 0.0) ideal_dcg += ig.gain / log2_rank(i);
     }
     for (; i < num_ret; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         if (g != 0) results_dcg += g / log2_rank(i);
     }
     while (ig.gain > 0.0) {
@@ -306,33 +369,34 @@ void dcg_pair(const QueryJudgements& q, double& results_dcg, double& ideal_dcg) 
 }
 
 /// nDCG over the whole list (m_ndcg.c with default gains: gain = grade).
-void m_ndcg(const QueryJudgements& q, Params, double* out) {
+void m_ndcg(const QueryJudgements& q, Params p, double* out) {
     double results_dcg, ideal_dcg;
-    dcg_pair(q, results_dcg, ideal_dcg);
+    dcg_pair(q, p, results_dcg, ideal_dcg);
     out[0] = ideal_dcg > 0.0 ? results_dcg / ideal_dcg : 0.0;
 }
 
-void m_dcg(const QueryJudgements& q, Params, double* out) {
+void m_dcg(const QueryJudgements& q, Params p, double* out) {
     double results_dcg, ideal_dcg;
-    dcg_pair(q, results_dcg, ideal_dcg);
+    dcg_pair(q, p, results_dcg, ideal_dcg);
     out[0] = results_dcg;
 }
 
-void m_ideal_dcg(const QueryJudgements& q, Params, double* out) {
+void m_ideal_dcg(const QueryJudgements& q, Params p, double* out) {
     double results_dcg, ideal_dcg;
-    dcg_pair(q, results_dcg, ideal_dcg);
+    dcg_pair(q, p, results_dcg, ideal_dcg);
     out[0] = ideal_dcg;
 }
 
 /// nDCG averaged over the relevant documents (m_ndcg_rel.c).
-void m_ndcg_rel(const QueryJudgements& q, Params, double* out) {
+void m_ndcg_rel(const QueryJudgements& q, Params p, double* out) {
     double results_dcg = 0.0, ideal_dcg = 0.0, sum = 0.0;
     long num_rel_ret = 0, num_rel = 0;
-    IdealGains ig(q.level_counts);
+    const Gains gains(q, p);
+    IdealGains ig(gains);
     const long num_ret = num_ret_of(q);
     long i = 0;
     for (; i < num_ret && ig.gain > 0.0; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         if (g != 0) results_dcg += g / log2_rank(i);
         ig.next();
         if (ig.gain > 0.0) {
@@ -345,7 +409,7 @@ void m_ndcg_rel(const QueryJudgements& q, Params, double* out) {
         }
     }
     for (; i < num_ret; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         if (g != 0) results_dcg += g / log2_rank(i);
         if (g > 0) {
             sum += results_dcg / ideal_dcg;
@@ -367,11 +431,12 @@ void m_ndcg_rel(const QueryJudgements& q, Params, double* out) {
 }
 
 /// nDCG averaged at the ranks where the ideal gain changes (m_Rndcg.c).
-void m_Rndcg(const QueryJudgements& q, Params, double* out) {
+void m_Rndcg(const QueryJudgements& q, Params p, double* out) {
     out[0] = 0.0;
     if (num_rel_of(q) == 0) return;
     double results_dcg = 0.0, ideal_dcg = 0.0, sum = 0.0;
-    IdealGains ig(q.level_counts);
+    const Gains gains(q, p);
+    IdealGains ig(gains);
     double old_gain = ig.gain;
     long changes = 0;
     const long num_ret = num_ret_of(q);
@@ -386,7 +451,7 @@ void m_Rndcg(const QueryJudgements& q, Params, double* out) {
         }
     };
     for (; i < num_ret && ig.gain > 0.0; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         ig.next();
         boundary();
         if (g != 0) results_dcg += g / log2_rank(i);
@@ -394,7 +459,7 @@ void m_Rndcg(const QueryJudgements& q, Params, double* out) {
     }
     if (i < num_ret) {
         for (; i < num_ret; ++i) {
-            double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+            double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
             if (g != 0) results_dcg += g / log2_rank(i);
         }
         if (ideal_dcg > 0.0) {
@@ -412,14 +477,15 @@ void m_Rndcg(const QueryJudgements& q, Params, double* out) {
 }
 
 /// Normalized gain G (m_G.c).
-void m_G(const QueryJudgements& q, Params, double* out) {
+void m_G(const QueryJudgements& q, Params p, double* out) {
     double results_g = 0.0, sum_results = 0.0, sum_ideal = 0.0, sum_cost = 0.0;
     const double min_cost = 1.0;
-    IdealGains ig(q.level_counts);
+    const Gains gains(q, p);
+    IdealGains ig(gains);
     const long num_ret = num_ret_of(q);
     long i = 0;
     for (; i < num_ret && ig.gain > 0.0; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         sum_results += g;
         ig.next();
         if (ig.gain > 0.0) sum_ideal += ig.gain;
@@ -427,7 +493,7 @@ void m_G(const QueryJudgements& q, Params, double* out) {
         if (g != 0) results_g += g / std::log2(2 + sum_cost - sum_results);
     }
     for (; i < num_ret; ++i) {
-        double g = grade_gain(q.rels[static_cast<std::size_t>(i)], q);
+        double g = gains.of(q.rels[static_cast<std::size_t>(i)]);
         sum_results += g;
         sum_cost += min_cost;
         if (g != 0) results_g += g / std::log2(2 + sum_cost - sum_results);
@@ -529,8 +595,8 @@ void m_utility(const QueryJudgements& q, Params p, double* out) {
 void m_11pt_avg(const QueryJudgements& q, Params p, double* out) {
     out[0] = 0.0;
     const long np = static_cast<long>(p.size());
-    const long num_ret = num_ret_of(q);
-    if (num_ret == 0 || np == 0) return;
+    const long num_ret = num_ret_of(q);  // 0 (-J, -M0): 0/0 = NaN below, as in trec_eval
+    if (np == 0) return;
     const long num_rel = num_rel_of(q), num_rel_ret = num_rel_ret_of(q);
     std::vector<long> cut(p.size());
     for (long c = 0; c < np; ++c) {
@@ -603,6 +669,63 @@ void m_num_nonrel_judged_ret(const QueryJudgements& q, Params, double* out) {
         if (r >= 0 && r < q.relevance_level) ++n;
     }
     out[0] = static_cast<double>(n);
+}
+
+/// Rank-biased precision (m_rbp.c): (1 - p) * sum of gain(doc at rank i) * p^(i-1), gains as
+/// for nDCG (level=gain parameters, p=persistence, default 0.9) rescaled to [0, 1] by
+/// (g - min) / (max - min) when some gain lies outside [0, 1]. trec_eval 10.0 leaves min and
+/// max uninitialised before that scan (undefined behaviour: the value then depends on what an
+/// earlier measure left on the stack, e.g. `-m dcg -m rbp` differs from `-m rbp`); plumb starts
+/// both at 0, which is what trec_eval computes on a clean stack (`-m rbp`, `-m all_trec`).
+void m_rbp(const QueryJudgements& q, Params p, double* out) {
+    const double persistence = p[0];
+    Gains gains(q, p);
+    {
+        double lo = 0.0, hi = 0.0;
+        for (const auto& l : gains.levels) {
+            lo = std::min(lo, l.gain);
+            hi = std::max(hi, l.gain);
+        }
+        if (lo < 0 || hi > 1) {
+            for (auto& l : gains.levels) l.gain = (l.gain - lo) / (hi - lo);
+        }
+    }
+    double sum = 0.0, cur_p = 1.0;
+    for (long r : q.rels) {
+        const double g = gains.of(r);
+        if (g != 0) sum += g * cur_p;
+        cur_p *= persistence;
+    }
+    out[0] = (1.0 - persistence) * sum;
+}
+
+/// RBP residual (m_rbp_resid.c): the most RBP could still rise if every unjudged retrieved
+/// document had gain 1: p^num_ret + (1 - p) * sum of p^(i-1) over unjudged ranks i; 0 when
+/// every retrieved document is judged.
+void m_rbp_resid(const QueryJudgements& q, Params p, double* out) {
+    const double persistence = p[0];
+    long unjudged = 0;
+    double sum = 0.0, cur_p = 1.0;
+    for (long r : q.rels) {
+        if (r < 0) {
+            ++unjudged;
+            sum += cur_p;
+        }
+        cur_p *= persistence;
+    }
+    out[0] = unjudged ? cur_p + (1.0 - persistence) * sum : 0.0;
+}
+
+/// Unjudged at k (m_unjudged.c): documents of the top k not in the qrels or with a negative
+/// grade, over k (missing ranks count as judged).
+void m_unj(const QueryJudgements& q, Params p, double* out) {
+    long unj = 0;
+    walk_cutoffs(
+        q, p,
+        [&](std::size_t i) {
+            if (q.rels[i] == kNotInQrels || q.rels[i] == kNegativeGrade) ++unj;
+        },
+        [&](std::size_t c) { out[c] = static_cast<double>(unj) / p[c]; });
 }
 
 /// relstring is rendered by the evaluator (a string, not a number).
@@ -679,7 +802,9 @@ enum class ParamKind {
     LongCutoffs,    ///< sorted distinct positive ranks, one column each: name_k
     DoubleCutoffs,  ///< sorted distinct reals, one column each: name_%3.2f
     DoubleParams,   ///< reals in the given order, one column: name, or name_<params as given>
-    GainPairs,      ///< level=gain pairs: only the default gains are supported
+    GainPairs,      ///< name=value pairs: level=gain (integer names), p=persistence (rbp);
+                    ///< stored as [p, level1, gain1, level2, gain2, ...]; one column named
+                    ///< name, or name_<pairs as given>
 };
 enum class Aggregate { None, Mean, Sum, Count, GeoMean };
 
@@ -728,12 +853,12 @@ const std::vector<MeasureDef>& registry() {
         {"utility", P::DoubleParams, {1.0, -1.0, 0.0, 0.0}, V::Float, A::Mean, true, m_utility},
         {"11pt_avg", P::DoubleParams, kRecallLevels, V::Float, A::Mean, true, m_11pt_avg},
         {"binG", P::None, {}, V::Float, A::Mean, true, m_binG},
-        {"G", P::GainPairs, {}, V::Float, A::Mean, true, m_G},
-        {"dcg", P::GainPairs, {}, V::Float, A::Mean, true, m_dcg},
-        {"ideal_dcg", P::GainPairs, {}, V::Float, A::Mean, true, m_ideal_dcg},
-        {"ndcg", P::GainPairs, {}, V::Float, A::Mean, true, m_ndcg},
-        {"ndcg_rel", P::GainPairs, {}, V::Float, A::Mean, true, m_ndcg_rel},
-        {"Rndcg", P::GainPairs, {}, V::Float, A::Mean, true, m_Rndcg},
+        {"G", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_G},
+        {"dcg", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_dcg},
+        {"ideal_dcg", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_ideal_dcg},
+        {"ndcg", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_ndcg},
+        {"ndcg_rel", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_ndcg_rel},
+        {"Rndcg", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_Rndcg},
         {"ndcg_cut", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_ndcg_cut},
         {"map_cut", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_map_cut},
         {"relative_P", P::LongCutoffs, kStdCutoffs, V::Float, A::Mean, true, m_relative_P},
@@ -744,6 +869,9 @@ const std::vector<MeasureDef>& registry() {
         {"set_map", P::None, {}, V::Float, A::Mean, true, m_set_map},
         {"set_F", P::DoubleParams, {1.0}, V::Float, A::Mean, true, m_set_F},
         {"num_nonrel_judged_ret", P::None, {}, V::Long, A::Sum, true, m_num_nonrel_judged_ret},
+        {"rbp", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_rbp},
+        {"rbp_resid", P::GainPairs, {0.9}, V::Float, A::Mean, true, m_rbp_resid},
+        {"unj", P::LongCutoffs, {5, 10, 20}, V::Float, A::Mean, true, m_unj},
         // plumb's measures
         {"mrr_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_mrr_cut},
         {"judged", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_judged},
@@ -755,16 +883,43 @@ const std::vector<MeasureDef>& registry() {
 const std::vector<std::string> kOfficial = {
     "runid",  "num_q", "num_ret", "num_rel",    "num_rel_ret",     "map",
     "gm_map", "Rprec", "bpref",   "recip_rank", "iprec_at_recall", "P"};
-const std::vector<std::string> kAllTrec = {
-    "runid",          "num_q",      "num_ret",         "num_rel",
-    "num_rel_ret",    "map",        "gm_map",          "Rprec",
-    "bpref",          "recip_rank", "iprec_at_recall", "P",
-    "relstring",      "recall",     "infAP",           "gm_bpref",
-    "utility",        "11pt_avg",   "ideal_dcg",       "dcg",
-    "ndcg",           "relative_P", "Rprec_mult",      "success",
-    "map_cut",        "ndcg_cut",   "ndcg_rel",        "Rndcg",
-    "binG",           "G",          "set_P",           "set_recall",
-    "set_relative_P", "set_map",    "set_F",           "num_nonrel_judged_ret"};
+const std::vector<std::string> kAllTrec = {"runid",
+                                           "num_q",
+                                           "num_ret",
+                                           "num_rel",
+                                           "num_rel_ret",
+                                           "map",
+                                           "gm_map",
+                                           "Rprec",
+                                           "bpref",
+                                           "recip_rank",
+                                           "iprec_at_recall",
+                                           "P",
+                                           "relstring",
+                                           "recall",
+                                           "unj",
+                                           "rbp",
+                                           "rbp_resid",
+                                           "infAP",
+                                           "gm_bpref",
+                                           "utility",
+                                           "11pt_avg",
+                                           "ndcg",
+                                           "relative_P",
+                                           "Rprec_mult",
+                                           "success",
+                                           "map_cut",
+                                           "ndcg_cut",
+                                           "ndcg_rel",
+                                           "Rndcg",
+                                           "binG",
+                                           "G",
+                                           "set_P",
+                                           "set_recall",
+                                           "set_relative_P",
+                                           "set_map",
+                                           "set_F",
+                                           "num_nonrel_judged_ret"};
 const std::vector<std::string> kSet = {"runid",          "num_q",   "num_ret", "num_rel",
                                        "num_rel_ret",    "utility", "set_P",   "set_recall",
                                        "set_relative_P", "set_map", "set_F"};
@@ -803,6 +958,12 @@ std::vector<double> parse_cutoffs(const std::string& measure, const std::string&
                               (comma == std::string::npos ? text.size() : comma) - start);
         if (integral) {
             long v = 0;
+            // trec_eval reads rank cutoffs with atol: "23.4" is 23.
+            if (auto dot = item.find('.');
+                dot != std::string_view::npos && dot > 0 &&
+                item.find_first_not_of("0123456789", dot + 1) == std::string_view::npos) {
+                item = item.substr(0, dot);
+            }
             if (!detail::parse_long(item, v)) {
                 throw ConfigError("measure '" + measure + "': cutoff '" + std::string(item) +
                                   "' is not an integer");
@@ -851,6 +1012,49 @@ std::vector<double> parse_params(const std::string& measure, const std::string& 
     return out;
 }
 
+/// Whole-string integer as trec_eval's valid_int (gain_init.c): optional sign, digits only.
+bool valid_int(std::string_view s) {
+    if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
+    if (s.empty()) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// `name=value,...` pairs (meas_init.c get_param_pairs): integer names are relevance levels
+/// with their gain, appended to `out` as (level, gain); `p` sets the persistence out[0] (the
+/// last one wins); other names are ignored, as trec_eval ignores them.
+void parse_pairs(const std::string& measure, const std::string& text, std::vector<double>& out) {
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t comma = text.find(',', start);
+        std::string_view item(text.data() + start,
+                              (comma == std::string::npos ? text.size() : comma) - start);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos || eq == 0 || item.find('=', eq + 1) != item.npos) {
+            throw ConfigError("measure '" + measure + "': malformed pair parameters in '" + text +
+                              "' (expected name=value,...)");
+        }
+        const std::string_view key = item.substr(0, eq);
+        double v = 0;
+        if (!detail::parse_double(item.substr(eq + 1), v)) {
+            throw ConfigError("measure '" + measure + "': value '" +
+                              std::string(item.substr(eq + 1)) + "' is not a number");
+        }
+        if (valid_int(key)) {
+            long level = 0;
+            if (!detail::parse_long(key, level)) {
+                throw ConfigError("measure '" + measure + "': level '" + std::string(key) +
+                                  "' is out of range");
+            }
+            out.push_back(static_cast<double>(level));
+            out.push_back(v);
+        } else if (key == "p") {
+            out[0] = v;
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+}
+
 std::string column_name(const MeasureDef& def, double param) {
     char buf[64];
     if (def.params == ParamKind::LongCutoffs) {
@@ -874,11 +1078,156 @@ std::vector<std::string> MeasureSet::known_names() {
 
 MeasureSet MeasureSet::official() { return parse({"official"}); }
 
+namespace {
+
+/// An ir_measures name (`nDCG@10`, `RR@10`, `R@1000`, `AP`, `P@5`, `Judged@10`, `AP@100`,
+/// `RBP(p=0.8)`, ...) as the trec_eval measure and parameter text that compute it, or nullopt
+/// when `spec` is not in ir_measures' syntax. Throws ConfigError for an ir_measures measure or
+/// parameter plumb does not compute.
+std::optional<std::pair<std::string, std::string>> from_ir_measures(const std::string& spec) {
+    // trec_eval's own names (P, Rprec, infAP, P.10) keep trec_eval's meaning.
+    if (spec.find_first_of("@(") == std::string::npos &&
+        (find_measure(spec.substr(0, spec.find('.'))) >= 0 ||
+         nickname(spec.substr(0, spec.find('.'))))) {
+        return std::nullopt;
+    }
+    std::string name = spec, args, cutoff;
+    if (auto at = name.find('@'); at != std::string::npos) {
+        cutoff = name.substr(at + 1);
+        name = name.substr(0, at);
+    }
+    if (auto open = name.find('('); open != std::string::npos) {
+        if (name.back() != ')') {
+            throw ConfigError("measure '" + spec + "': unbalanced parentheses");
+        }
+        args = name.substr(open + 1, name.size() - open - 2);
+        name = name.substr(0, open);
+    }
+    struct Alias {
+        const char* ir;
+        const char* trec;      // measure without a cutoff
+        const char* trec_cut;  // measure with @k, nullptr = takes no cutoff
+        bool cutoff_required;
+    };
+    static const Alias kAliases[] = {
+        {"AP", "map", "map_cut", false},        {"P", nullptr, "P", true},
+        {"R", nullptr, "recall", true},         {"RR", "recip_rank", "mrr_cut", false},
+        {"nDCG", "ndcg", "ndcg_cut", false},    {"Judged", nullptr, "judged", true},
+        {"Success", nullptr, "success", true},  {"IPrec", nullptr, "iprec_at_recall", true},
+        {"Bpref", "bpref", nullptr, false},     {"infAP", "infAP", nullptr, false},
+        {"Rprec", "Rprec", nullptr, false},     {"NumRet", "num_ret", nullptr, false},
+        {"NumRel", "num_rel", nullptr, false},  {"NumRelRet", "num_rel_ret", nullptr, false},
+        {"NumQ", "num_q", nullptr, false},      {"SetP", "set_P", nullptr, false},
+        {"SetR", "set_recall", nullptr, false}, {"SetF", "set_F", nullptr, false},
+        {"SetAP", "set_map", nullptr, false},   {"RBP", "rbp", nullptr, false},
+    };
+    const Alias* alias = nullptr;
+    for (const auto& a : kAliases) {
+        if (name == a.ir) alias = &a;
+    }
+    if (!alias) {
+        static const char* kUnsupported[] = {
+            "ERR",     "alpha_nDCG", "NERR8",     "NERR9",  "NERR10",
+            "NERR11",  "STREC",      "INST",      "INSQ",   "SDCG",
+            "Compat",  "BPM",        "accuracy",  "P_IA",   "AP_IA",
+            "nDCG_IA", "ERR_IA",     "alpha_DCG", "SetRel", "NumNonRelJudgedRet"};
+        for (const char* u : kUnsupported) {
+            if (name == u) {
+                throw ConfigError("measure '" + spec + "': the ir_measures measure '" + name +
+                                  "' is not computed by plumb");
+            }
+        }
+        return std::nullopt;
+    }
+    if (!cutoff.empty() && !alias->trec_cut) {
+        throw ConfigError("measure '" + spec + "': " + name + " takes no @cutoff");
+    }
+    if (cutoff.empty() && !alias->trec) {
+        throw ConfigError("measure '" + spec + "': " + name + " needs a cutoff, e.g. " + name +
+                          "@10");
+    }
+    std::string params = cutoff;
+    if (!args.empty()) {
+        // Only RBP's persistence maps onto a trec_eval parameter; rel=, judged_only= and gains
+        // change the relevance rule per measure, which trec_eval sets for all (-l, -J).
+        if (name == "RBP" && args.rfind("p=", 0) == 0 && args.find(',') == std::string::npos) {
+            params = args;
+        } else {
+            throw ConfigError("measure '" + spec + "': parameters '(" + args +
+                              ")' are not supported (use -l for the relevance level, -J for "
+                              "judged documents only)");
+        }
+    }
+    return std::make_pair(std::string(cutoff.empty() ? alias->trec : alias->trec_cut), params);
+}
+
+}  // namespace
+
+void MeasureSet::add_column_set(std::size_t measure, bool given, const std::string& param_text,
+                                const std::string* alias) {
+    const auto& reg = registry();
+    const MeasureDef& def = reg[measure];
+    Selected sel;
+    sel.measure = measure;
+    sel.first_column = m_columns.size();
+    auto push = [&](std::string column) {
+        Column c{alias ? *alias : column, def.kind, def.per_query, {}};
+        c.trec_name = std::move(column);
+        m_columns.push_back(std::move(c));
+    };
+    switch (def.params) {
+        case ParamKind::None:
+            push(def.name);
+            break;
+        case ParamKind::GainPairs: {
+            sel.params = def.defaults;  // [p]
+            std::string name = def.name;
+            if (given) {
+                parse_pairs(def.name, param_text, sel.params);
+                name += "_" + param_text;
+            }
+            push(name);
+            break;
+        }
+        case ParamKind::DoubleParams: {
+            sel.params = given ? parse_params(def.name, param_text) : def.defaults;
+            if (std::string(def.name) == "utility" && sel.params.size() != 4) {
+                throw ConfigError("measure 'utility' needs 4 coefficients");
+            }
+            if (std::string(def.name) == "relstring") {
+                m_relstring = std::max(0L, static_cast<long>(sel.params[0]));
+            }
+            std::string name = def.name;
+            if (given) name += "_" + param_text;
+            push(name);
+            break;
+        }
+        case ParamKind::LongCutoffs:
+        case ParamKind::DoubleCutoffs:
+            sel.params =
+                given ? parse_cutoffs(def.name, param_text, def.params == ParamKind::LongCutoffs)
+                      : def.defaults;
+            if (alias && sel.params.size() != 1) {
+                throw ConfigError("measure '" + *alias + "': one cutoff only");
+            }
+            for (double p : sel.params) push(column_name(def, p));
+            break;
+    }
+    m_selected.push_back(std::move(sel));
+}
+
 MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
     const auto& reg = registry();
     std::vector<bool> marked(reg.size(), false);
     std::map<std::string, std::string> params;  // first parameter list per measure name
+    std::vector<std::pair<std::string, std::pair<std::string, std::string>>> aliases;
     for (const auto& spec : specs) {
+        if (auto ir = from_ir_measures(spec)) {
+            bool seen = false;
+            for (const auto& a : aliases) seen = seen || a.first == spec;
+            if (!seen) aliases.emplace_back(spec, std::move(*ir));
+            continue;
+        }
         std::string name = spec;
         std::size_t dot = spec.find('.');
         if (dot != std::string::npos) {
@@ -895,58 +1244,26 @@ MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
         }
         long idx = find_measure(name);
         if (idx < 0) {
-            throw ConfigError("unknown measure '" + spec + "' (known: " + known_list() + ")");
+            throw ConfigError("unknown measure '" + spec + "' (known: " + known_list() +
+                              "; ir_measures names such as nDCG@10, RR@10, R@1000, AP, P@5, "
+                              "Judged@10, AP@100)");
         }
         marked[static_cast<std::size_t>(idx)] = true;
     }
     MeasureSet set;
     for (std::size_t i = 0; i < reg.size(); ++i) {
         if (!marked[i]) continue;
-        const MeasureDef& def = reg[i];
-        if (!def.compute) {  // runid
+        if (!reg[i].compute) {  // runid
             set.m_runid = true;
             continue;
         }
-        Selected sel;
-        sel.measure = i;
-        sel.first_column = set.m_columns.size();
-        auto it = params.find(def.name);
-        const bool given = it != params.end();
-        switch (def.params) {
-            case ParamKind::None:
-                set.m_columns.push_back({def.name, def.kind, def.per_query});
-                break;
-            case ParamKind::GainPairs:
-                if (given) {
-                    throw ConfigError(std::string("measure '") + def.name +
-                                      "': custom gain parameters are not supported");
-                }
-                set.m_columns.push_back({def.name, def.kind, def.per_query});
-                break;
-            case ParamKind::DoubleParams: {
-                sel.params = given ? parse_params(def.name, it->second) : def.defaults;
-                if (std::string(def.name) == "utility" && sel.params.size() != 4) {
-                    throw ConfigError("measure 'utility' needs 4 coefficients");
-                }
-                if (std::string(def.name) == "relstring") {
-                    set.m_relstring = std::max(0L, static_cast<long>(sel.params[0]));
-                }
-                std::string name = def.name;
-                if (given) name += "_" + it->second;
-                set.m_columns.push_back({name, def.kind, def.per_query});
-                break;
-            }
-            case ParamKind::LongCutoffs:
-            case ParamKind::DoubleCutoffs:
-                sel.params = given ? parse_cutoffs(def.name, it->second,
-                                                   def.params == ParamKind::LongCutoffs)
-                                   : def.defaults;
-                for (double p : sel.params) {
-                    set.m_columns.push_back({column_name(def, p), def.kind, def.per_query});
-                }
-                break;
-        }
-        set.m_selected.push_back(std::move(sel));
+        auto it = params.find(reg[i].name);
+        set.add_column_set(i, it != params.end(), it != params.end() ? it->second : "", nullptr);
+    }
+    // ir_measures names after trec_eval's, in command-line order, under the names given.
+    for (const auto& [spec, trec] : aliases) {
+        const long idx = find_measure(trec.first);
+        set.add_column_set(static_cast<std::size_t>(idx), !trec.second.empty(), trec.second, &spec);
     }
     return set;
 }

@@ -75,9 +75,11 @@ enum class ValueKind {
 
 /// One output value of a measure ("P_5", "map", ...).
 struct Column {
-    std::string name;  ///< trec_eval's printed name: measure, or measure_cutoff
+    std::string name;  ///< printed name: trec_eval's (measure, measure_cutoff), or the
+                       ///< ir_measures name the user gave ("nDCG@10")
     ValueKind kind = ValueKind::Float;
     bool per_query = true;  ///< printed per query with -q (false for num_q, gm_map)
+    std::string trec_name;  ///< trec_eval's printed name of the value ("ndcg_cut_10")
 };
 
 /// A selection of measures with their parameters, in trec_eval's output order (registry order,
@@ -125,6 +127,8 @@ public:
     long relstring_length() const noexcept { return m_relstring; }
 
 private:
+    void add_column_set(std::size_t measure, bool given, const std::string& param_text,
+                        const std::string* alias);
     std::vector<Selected> m_selected;
     std::vector<Column> m_columns;
     bool m_runid = false;

@@ -28,27 +28,62 @@ struct ParsedLine {
     double score = 0.0;
 };
 
+/// Layout of a run file, fixed by its first content line.
+enum class RunLayout { Unknown, Trec, MsMarco };
+
 /// Parses one run line; false for a line to skip (empty or comment). Throws ParseError.
+/// TREC: `qid Q0 docid rank score tag` (six or more fields; the rank is ignored). MS MARCO:
+/// `qid docid rank` (three fields; score = -rank, so rank order is score order).
 bool parse_run_line(std::string_view line, const std::string& name, std::uint64_t line_no,
-                    ParsedLine& out) {
+                    RunLayout& layout, std::uint64_t& layout_line, ParsedLine& out) {
     std::string_view f[6];
     std::size_t n = detail::split_fields(line, f, 6);
     if (n == 0 || f[0].front() == '#') return false;
-    if (n < 6) {
-        throw ParseError(name, line_no,
-                         "malformed run line: expected 6 fields 'qid Q0 docid rank score tag', "
-                         "got " +
-                             std::to_string(n));
+    if (layout == RunLayout::Unknown) {
+        if (n == 3) {
+            layout = RunLayout::MsMarco;
+        } else if (n >= 6) {
+            layout = RunLayout::Trec;
+        } else {
+            throw ParseError(name, line_no,
+                             "malformed run line: expected 6 fields 'qid Q0 docid rank score "
+                             "tag' (TREC) or 3 fields 'qid docid rank' (MS MARCO), got " +
+                                 std::to_string(n));
+        }
+        layout_line = line_no;
     }
-    if (!detail::parse_double(f[4], out.score)) {
-        throw ParseError(name, line_no, "score is not a number: '" + std::string(f[4]) + "'");
+    if (layout == RunLayout::MsMarco) {
+        if (n != 3) {
+            throw ParseError(name, line_no,
+                             "malformed run line: expected 3 fields 'qid docid rank' as in the "
+                             "MS MARCO run format of line " +
+                                 std::to_string(layout_line) + ", got " + std::to_string(n));
+        }
+        long rank = 0;
+        if (!detail::parse_long(f[2], rank) || rank < 1) {
+            throw ParseError(name, line_no,
+                             "rank is not a positive integer: '" + std::string(f[2]) + "'");
+        }
+        out.score = -static_cast<double>(rank);
+        out.tag = {};
+    } else {
+        if (n < 6) {
+            throw ParseError(name, line_no,
+                             "malformed run line: expected 6 fields 'qid Q0 docid rank score "
+                             "tag', got " +
+                                 std::to_string(n));
+        }
+        if (!detail::parse_double(f[4], out.score)) {
+            throw ParseError(name, line_no, "score is not a number: '" + std::string(f[4]) + "'");
+        }
+        out.tag = f[5];
     }
-    if (f[2].size() > std::numeric_limits<std::uint32_t>::max()) {
+    const std::string_view docid = layout == RunLayout::MsMarco ? f[1] : f[2];
+    if (docid.size() > std::numeric_limits<std::uint32_t>::max()) {
         throw ParseError(name, line_no, "document id too long");
     }
     out.qid = f[0];
-    out.docid = f[2];
-    out.tag = f[5];
+    out.docid = docid;
     return true;
 }
 
@@ -58,6 +93,8 @@ struct RunReader::Impl {
     explicit Impl(const std::filesystem::path& path) : reader(path) {}
     LineReader reader;
     std::string run_id;
+    RunLayout layout = RunLayout::Unknown;
+    std::uint64_t layout_line = 0;
     // A parsed line that starts the next block.
     bool have_pending = false;
     std::string pending_qid;
@@ -69,8 +106,8 @@ struct RunReader::Impl {
     bool read(ParsedLine& p) {
         std::string_view line;
         while (reader.next(line)) {
-            if (parse_run_line(line, reader.name(), reader.line_number(), p)) {
-                if (p.tag != run_id) run_id.assign(p.tag);
+            if (parse_run_line(line, reader.name(), reader.line_number(), layout, layout_line, p)) {
+                if (layout == RunLayout::Trec && p.tag != run_id) run_id.assign(p.tag);
                 return true;
             }
         }

@@ -3,8 +3,12 @@
 /// Reading TREC runs (`qid Q0 docid rank score tag`) as trec_eval does (get_trec_results.c):
 /// whitespace-separated, at least six fields (fields after the tag are ignored), the rank
 /// column ignored, the score parsed as a double. Empty lines and lines starting with '#' are
-/// skipped. Unlike trec_eval, a score that is not a number is an error (trec_eval's atof reads
-/// it as 0), as is a duplicate (qid, docid) (trec_eval rejects those too, without a line).
+/// skipped. MS MARCO's 3-column runs (`qid<TAB>pid<TAB>rank`, the official MRR@10 script's
+/// input) are read too: the layout is fixed by the first content line (3 fields = MS MARCO,
+/// mixing layouts is an error), the score of a line is -rank (so documents rank in rank
+/// order; equal ranks tie and fall back to docid order) and the run id is empty. Unlike trec_eval,
+/// a score that is not a number is an error (trec_eval's atof reads it as 0), as is a duplicate
+/// (qid, docid) (trec_eval rejects those too, without a line).
 ///
 /// RunReader streams a run one query at a time: a run sorted (grouped) by qid is processed
 /// with memory proportional to one query's lines. read_run() loads a whole run grouped by qid

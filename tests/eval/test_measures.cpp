@@ -304,7 +304,54 @@ TEST(MeasureSet, ParsesTrecEvalSpecs) {
     EXPECT_THROW(MeasureSet::parse({"P.0"}), ConfigError);
     EXPECT_THROW(MeasureSet::parse({"P.5,5"}), ConfigError);
     EXPECT_THROW(MeasureSet::parse({"P.x"}), ConfigError);
-    EXPECT_THROW(MeasureSet::parse({"ndcg.1=3"}), ConfigError);
+    // gains as level=gain pairs, printed with the pairs as given (trec_eval's append_string)
+    auto g = MeasureSet::parse({"ndcg.1=3,2=9"});
+    ASSERT_EQ(g.columns().size(), 1u);
+    EXPECT_EQ(g.columns()[0].name, "ndcg_1=3,2=9");
+    EXPECT_THROW(MeasureSet::parse({"ndcg.1"}), ConfigError);        // not a pair
+    EXPECT_THROW(MeasureSet::parse({"ndcg.1=x"}), ConfigError);      // not a number
+    EXPECT_THROW(MeasureSet::parse({"rbp.p=0.8,=1"}), ConfigError);  // empty name
+    // rank cutoffs are read with atol, as trec_eval does: 23.4 -> 23
+    EXPECT_EQ(MeasureSet::parse({"ndcg_cut.23.4"}).columns()[0].name, "ndcg_cut_23");
+}
+
+TEST(MeasureSet, IrMeasuresNames) {
+    // ir_measures names map onto trec_eval's measures and print under the name given, after
+    // trec_eval's own columns, in command-line order.
+    auto m = MeasureSet::parse({"nDCG@10", "map", "RR@10", "R@1000", "AP", "P@5", "Judged@10",
+                                "AP@100", "RR", "nDCG", "RBP(p=0.8)", "NumRet"});
+    std::vector<std::string> names, trec;
+    for (const auto& c : m.columns()) {
+        names.push_back(c.name);
+        trec.push_back(c.trec_name);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"map", "nDCG@10", "RR@10", "R@1000", "AP", "P@5",
+                                               "Judged@10", "AP@100", "RR", "nDCG", "RBP(p=0.8)",
+                                               "NumRet"}));
+    EXPECT_EQ(trec, (std::vector<std::string>{"map", "ndcg_cut_10", "mrr_cut_10", "recall_1000",
+                                              "map", "P_5", "judged_10", "map_cut_100",
+                                              "recip_rank", "ndcg", "rbp_p=0.8", "num_ret"}));
+    // trec_eval's own names keep their meaning (P = all default cutoffs)
+    EXPECT_EQ(MeasureSet::parse({"P"}).columns().size(), 9u);
+    EXPECT_THROW(MeasureSet::parse({"P@x"}), ConfigError);
+    EXPECT_THROW(MeasureSet::parse({"Judged"}), ConfigError);      // needs @k
+    EXPECT_THROW(MeasureSet::parse({"Bpref@10"}), ConfigError);    // takes no @k
+    EXPECT_THROW(MeasureSet::parse({"ERR@10"}), ConfigError);      // not computed
+    EXPECT_THROW(MeasureSet::parse({"P(rel=2)@5"}), ConfigError);  // per-measure rel level
+    EXPECT_THROW(MeasureSet::parse({"nDCG(dcg=exp-log2)@10"}), ConfigError);
+
+    // Values: the alias computes exactly its trec_eval measure.
+    auto q = std::make_shared<const Qrels>(Qrels::parse("t 0 a 2\nt 0 b 0\nt 0 c 1\n"));
+    Evaluator ev(q, MeasureSet::parse({"ndcg_cut.10", "nDCG@10", "recip_rank", "RR", "P@5"}));
+    auto res = ev.evaluate({list("t", {{"b", 3}, {"c", 2}, {"a", 1}})});
+    const auto& v = res.queries.at(0).values;
+    // DCG = 1/log2(3) + 2/log2(4) = 1.6309; ideal = 2 + 1/log2(3) = 2.6309
+    // columns: recip_rank, ndcg_cut_10 (registry order), then nDCG@10, RR, P@5
+    EXPECT_EQ(v[0], 0.5);  // first relevant at rank 2
+    EXPECT_NEAR(v[1], (1 / std::log2(3.0) + 1.0) / (2 + 1 / std::log2(3.0)), 1e-12);
+    EXPECT_EQ(v[1], v[2]);
+    EXPECT_EQ(v[3], 0.5);
+    EXPECT_NEAR(v[4], 2.0 / 5, 1e-12);
 }
 
 TEST(Format, TrecEvalText) {
@@ -495,7 +542,10 @@ TEST(Measures, AllTrecExtras) {
         std::make_shared<const Qrels>(Qrels::parse("t 0 d1 1\nt 0 d2 0\nt 0 d3 1\nt 0 d9 -1\n"));
     EvalOptions opt;
     opt.num_docs_in_coll = 100;
-    Evaluator ev(q, MeasureSet::parse({"all_trec", "utility.1,-1,-0.5,0.01", "set_F.0.5"}), opt);
+    Evaluator ev(
+        q,
+        MeasureSet::parse({"all_trec", "dcg", "ideal_dcg", "utility.1,-1,-0.5,0.01", "set_F.0.5"}),
+        opt);
     auto res = ev.evaluate({list("t", {{"d1", 4}, {"d2", 3}, {"d3", 2}, {"x", 1}})});
     ASSERT_EQ(res.queries.size(), 1u);
     const auto& row = res.queries[0];
