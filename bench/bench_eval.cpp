@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -44,31 +45,49 @@ double peak_rss_mb() {
     return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-void generate(const fs::path& run, const fs::path& qrels, long queries, long docs) {
+/// Writes the run grouped by query (the usual layout) or interleaved (rank 1 of every query,
+/// then rank 2 of every query, ...: each query comes back `docs` times).
+void generate(const fs::path& run, const fs::path& qrels, long queries, long docs,
+              bool interleaved) {
     std::mt19937_64 rng(42);
     std::FILE* fr = std::fopen(run.c_str(), "wb");
     std::FILE* fq = std::fopen(qrels.c_str(), "wb");
     if (!fr || !fq) throw std::runtime_error("cannot create benchmark files");
     std::vector<char> buf(1 << 20);
     std::setvbuf(fr, buf.data(), _IOFBF, buf.size());
-    char line[128];
+    // Per query: documents are distinct ids from a window of an 8.8M-passage id space.
+    std::vector<long> base(static_cast<std::size_t>(queries)), stride(base.size());
+    std::vector<double> score(base.size(), 30.0);
     for (long q = 0; q < queries; ++q) {
-        // documents: distinct ids from a per-query window of an 8.8M-passage id space
-        const long base = static_cast<long>(rng() % 8000000);
-        const long stride = 1 + static_cast<long>(rng() % 7);
-        double score = 30.0;
+        base[static_cast<std::size_t>(q)] = static_cast<long>(rng() % 8000000);
+        stride[static_cast<std::size_t>(q)] = 1 + static_cast<long>(rng() % 7);
+    }
+    char line[128];
+    auto emit = [&](long q, long d) {
+        const auto i = static_cast<std::size_t>(q);
+        if (rng() % 10 != 0) score[i] -= static_cast<double>(rng() % 1000) / 100000.0;  // ties
+        int n = std::snprintf(line, sizeof line, "%ld Q0 %ld %ld %.6f bench\n", 1000000 + q,
+                              base[i] + d * stride[i], d + 1, score[i]);
+        std::fwrite(line, 1, static_cast<std::size_t>(n), fr);
+    };
+    if (interleaved) {
         for (long d = 0; d < docs; ++d) {
-            if (rng() % 10 != 0) score -= static_cast<double>(rng() % 1000) / 100000.0;  // ties
-            int n = std::snprintf(line, sizeof line, "%ld Q0 %ld %ld %.6f bench\n", 1000000 + q,
-                                  base + d * stride, d + 1, score);
-            std::fwrite(line, 1, static_cast<std::size_t>(n), fr);
+            for (long q = 0; q < queries; ++q) emit(q, d);
         }
+    } else {
+        for (long q = 0; q < queries; ++q) {
+            for (long d = 0; d < docs; ++d) emit(q, d);
+        }
+    }
+    for (long q = 0; q < queries; ++q) {
         // 20 distinct judged documents: 10 retrieved (one per tenth of the ranking), 10 not.
+        const auto i = static_cast<std::size_t>(q);
         const long window = std::max(1L, docs / 10);
         for (long j = 0; j < 20; ++j) {
-            long doc = (j % 2 == 0)
-                           ? base + ((j / 2) * window + static_cast<long>(rng() % window)) * stride
-                           : 9000000 + q * 100 + j;
+            long doc =
+                (j % 2 == 0)
+                    ? base[i] + ((j / 2) * window + static_cast<long>(rng() % window)) * stride[i]
+                    : 9000000 + q * 100 + j;
             std::fprintf(fq, "%ld 0 %ld %d\n", 1000000 + q, doc, static_cast<int>(rng() % 4));
         }
     }
@@ -92,8 +111,14 @@ int main(int argc, char** argv) {
     CLI::App app{"bench_eval: plumb's embedded trec_eval on a generated run"};
     long queries = 10000, docs = 1000;
     std::string dir;
-    bool keep = false;
+    bool keep = false, interleaved = false;
+    std::string trec_eval;
     app.add_option("--queries", queries, "queries in the run");
+    app.add_flag("--interleaved", interleaved,
+                 "write each query's lines spread through the run (rank 1 of all queries, then "
+                 "rank 2, ...): the partitioned path");
+    app.add_option("--trec-eval", trec_eval,
+                   "path of the official trec_eval binary: timed on the same files (peer)");
     app.add_option("--docs", docs, "documents per query");
     app.add_option("--dir", dir, "working directory (default: a new temporary one)");
     app.add_flag("--keep", keep, "keep the generated files");
@@ -107,7 +132,7 @@ int main(int argc, char** argv) {
         const fs::path run = work / "bench.run", qrels = work / "bench.qrels";
 
         auto t0 = Clock::now();
-        generate(run, qrels, queries, docs);
+        generate(run, qrels, queries, docs, interleaved);
         const double lines = static_cast<double>(queries) * static_cast<double>(docs);
         const double mb = static_cast<double>(fs::file_size(run)) / 1e6;
         std::printf("generated %.0f run lines (%.0f MB) in %.1f s\n", lines, mb, seconds_since(t0));
@@ -138,7 +163,22 @@ int main(int argc, char** argv) {
         std::printf("queries evaluated: %zu; map %.4f, ndcg_cut_10 %.4f, mrr_cut_10 %.4f\n",
                     result.queries.size(), result.summary_value("map"),
                     result.summary_value("ndcg_cut_10"), result.summary_value("mrr_cut_10"));
-        std::printf("peak RSS: %.1f MB (run file %.0f MB)\n", peak_rss_mb(), mb);
+        std::printf("peak RSS: %.1f MB (run file %.0f MB, %s)\n", peak_rss_mb(), mb,
+                    interleaved ? "interleaved" : "grouped by query");
+        if (!trec_eval.empty()) {
+            std::string cmd = "'" + trec_eval + "'";
+            for (const auto& m : measures) {
+                if (m.rfind("mrr_cut", 0) != 0) cmd += " -m " + m;  // trec_eval has no mrr_cut
+            }
+            cmd += " '" + qrels.string() + "' '" + run.string() + "' > /dev/null";
+            auto t3 = Clock::now();
+            const int status = std::system(cmd.c_str());
+            const double t_te = seconds_since(t3);
+            std::printf(
+                "trec_eval (same files, 9 measures): %.2f s, %.2f M lines/s (exit %d); "
+                "plumb %.1fx\n",
+                t_te, lines / t_te / 1e6, status, t_te / t_eval);
+        }
         if (!keep && dir.empty()) fs::remove_all(work);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_eval: %s\n", e.what());

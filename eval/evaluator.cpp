@@ -514,7 +514,8 @@ EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
         rows.clear();
     }
     RunReader reader(path);
-    RunPartitions parts(regular ? partition_count(reader.size()) : 64, std::size_t{64} << 20);
+    RunPartitions parts(regular ? partition_count(reader.size()) : 64,
+                        m_options.spill_budget_bytes);
     while (reader.next(block)) {
         for (const auto& d : block.docs) parts.add(block.qid, block.docid(d), d.score, d.line);
         tick(reader);

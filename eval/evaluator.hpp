@@ -62,6 +62,10 @@ struct EvalOptions {
     /// rescoring). Default false: rank by score then docid, exactly as trec_eval would rank
     /// the run file written from the lists. Run files are always ranked by score.
     bool use_list_order = false;
+    /// Run files whose lines of one query are not together: bytes of run lines held in memory
+    /// before the hash partitions spill to temporary files (in TMPDIR). Memory stays about
+    /// this plus the largest partition.
+    std::size_t spill_budget_bytes = std::size_t{64} << 20;
 };
 
 /// Values of one query, one per MeasureSet column.

@@ -26,16 +26,29 @@
 /// | mrr_cut.k         | (plumb) 1 / rank of the first relevant within the top k, else 0          |
 /// | judged.k          | (plumb) documents of the top k present in the qrels / k                  |
 ///
-/// The rest of trec_eval's `all_trec` set is implemented too (relstring, infAP, gm_bpref,
+/// The rest of trec_eval's measures is implemented too (relstring, infAP, gm_bpref,
 /// Rprec_mult, utility, 11pt_avg, binG, G, dcg, ideal_dcg, ndcg_rel, Rndcg, relative_P, set_P,
-/// set_relative_P, set_recall, set_map, set_F, num_nonrel_judged_ret), following the m_*.c
-/// files of trec_eval 10; gain parameters (`ndcg.1=3,...`) are not supported.
+/// set_relative_P, set_recall, set_map, set_F, num_nonrel_judged_ret, rbp, rbp_resid, unj),
+/// following the m_*.c files of trec_eval 10, and checked line for line against trec_eval
+/// 10.0 (tests/eval/trec_eval_ref). Gain measures (ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G,
+/// rbp) take trec_eval's `level=gain` pairs (`ndcg.1=3,2=9,4=4.5`), rbp and rbp_resid also
+/// `p=` (persistence, default 0.9).
 ///
 /// nDCG uses the raw grade as gain for every grade > 0 regardless of the relevance level, as
 /// trec_eval does. Default cutoffs are trec_eval's: 5,10,15,20,30,100,200,500,1000 (P, recall,
-/// ndcg_cut, map_cut), 1,5,10 (success); plumb's mrr_cut and judged default to 10.
-/// Nicknames: `official` (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref
-/// recip_rank iprec_at_recall P: trec_eval's default set), `all_trec`, `set`.
+/// ndcg_cut, map_cut, relative_P), 1,5,10 (success), 5,10,20 (unj); plumb's mrr_cut and judged
+/// default to 10. Nicknames: `official` (runid num_q num_ret num_rel num_rel_ret map gm_map
+/// Rprec bpref recip_rank iprec_at_recall P: trec_eval's default set), `all_trec` (trec_eval
+/// 10's: adds relstring recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg
+/// relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg binG G set_* and
+/// num_nonrel_judged_ret; not dcg/ideal_dcg), `set`.
+///
+/// ir_measures names are accepted beside trec_eval's and print under the name given (after
+/// trec_eval's columns, in command-line order): AP, AP@k (map, map_cut.k), P@k, R@k (recall),
+/// RR (recip_rank), RR@k (mrr_cut.k), nDCG, nDCG@k (ndcg_cut.k), Judged@k, Success@k, IPrec@x
+/// (iprec_at_recall.x), Bpref, infAP, Rprec, NumRet, NumRel, NumRelRet, NumQ, SetP, SetR, SetF,
+/// SetAP, RBP, RBP(p=x). Per-measure options of ir_measures (rel=, judged_only=, gains, dcg=)
+/// are refused with a pointer to -l / -J.
 
 #include <cstdint>
 #include <span>

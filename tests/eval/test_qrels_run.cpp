@@ -210,6 +210,80 @@ TEST(Evaluator, UnsortedRunGivesTheSameValues) {
     EXPECT_EQ(c.queries[0].values, a.queries[0].values);
 }
 
+TEST(Evaluator, InterleavedRunSpilledToDiskEqualsGroupedRun) {
+    // 40 queries x 30 documents; lines written grouped, then fully interleaved (each query
+    // comes back 30 times). With a 1 KB memory budget the interleaved run goes through
+    // partitions spilled to temporary files; with -c every qrels query counts once.
+    std::string qrels_text, grouped, interleaved;
+    for (int q = 0; q < 40; ++q) {
+        for (int d = 0; d < 30; d += 3) {
+            qrels_text += std::to_string(q) + " 0 d" + std::to_string(d) + " " +
+                          std::to_string((q + d) % 3) + "\n";
+        }
+    }
+    qrels_text += "only_in_qrels 0 d1 1\n";
+    for (int q = 0; q < 40; ++q) {
+        for (int d = 0; d < 30; ++d) {
+            grouped += std::to_string(q) + " Q0 d" + std::to_string(d) + " 0 " +
+                       std::to_string((d * 7 + q) % 11) + " t\n";
+        }
+    }
+    for (int d = 0; d < 30; ++d) {
+        for (int q = 39; q >= 0; --q) {
+            interleaved += std::to_string(q) + " Q0 d" + std::to_string(d) + " 0 " +
+                           std::to_string((d * 7 + q) % 11) + " t\n";
+        }
+    }
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse(qrels_text));
+    EvalOptions opt;
+    opt.complete = true;
+    opt.spill_budget_bytes = 1024;
+    Evaluator ev(qrels, MeasureSet::parse({"all_trec"}), opt);
+    auto a = ev.evaluate_run(temp_file("grouped.run", grouped));
+    auto b = ev.evaluate_run(temp_file("interleaved.run", interleaved));
+    ASSERT_EQ(a.queries.size(), 41u);
+    ASSERT_EQ(b.queries.size(), 41u);
+    EXPECT_EQ(a.summary_value("num_q"), 41);
+    EXPECT_EQ(b.summary_value("num_q"), 41);
+    EXPECT_EQ(b.summary_value("num_ret"), 40 * 30);
+    for (std::size_t i = 0; i < a.queries.size(); ++i) {
+        EXPECT_EQ(a.queries[i].qid, b.queries[i].qid);
+        EXPECT_EQ(a.queries[i].values, b.queries[i].values) << a.queries[i].qid;
+    }
+    EXPECT_EQ(a.summary, b.summary);
+    // No partition file is left behind.
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+        EXPECT_NE(
+            e.path().filename().string().rfind("plumb-eval-" + std::to_string(::getpid()) + "-", 0),
+            0u)
+            << e.path();
+    }
+    // Without -c the qrels-only query is skipped (trec_eval 9.0.x) and reported.
+    EvalOptions plain;
+    Evaluator ev2(qrels, MeasureSet::parse({"map"}), plain);
+    auto c = ev2.evaluate_run(temp_file("interleaved2.run", interleaved));
+    EXPECT_EQ(c.queries.size(), 40u);
+    EXPECT_EQ(c.qrels_queries_without_results, std::vector<std::string>{"only_in_qrels"});
+}
+
+TEST(Evaluator, MsMarcoThreeColumnRun) {
+    auto qrels = std::make_shared<const Qrels>(Qrels::parse("1 0 p7 1\n1 0 p3 0\n2 0 p9 2\n"));
+    Evaluator ev(qrels, MeasureSet::parse({"recip_rank", "num_ret"}));
+    // rank order, not file order: p7 is at rank 2 for query 1; p9 at rank 1 for query 2
+    auto r = ev.evaluate_run(temp_file("ms.tsv", "1\tp7\t2\n1\tp3\t1\n2\tp9\t1\r\n"));
+    ASSERT_EQ(r.queries.size(), 2u);
+    // columns in trec_eval's order: num_ret, recip_rank
+    EXPECT_EQ(r.queries[0].values, (std::vector<double>{2, 0.5}));
+    EXPECT_EQ(r.queries[1].values, (std::vector<double>{1, 1.0}));
+    EXPECT_EQ(r.run_id, "");
+    auto e = expect_parse_error(
+        [&] { read_run(temp_file("mixed.tsv", "1\tp7\t1\n1 Q0 p3 2 0.5 tag\n")); });
+    EXPECT_EQ(e.line(), 2u);
+    EXPECT_NE(std::string(e.what()).find("MS MARCO"), std::string::npos) << e.what();
+    auto e2 = expect_parse_error([&] { read_run(temp_file("rank0.tsv", "1\tp7\t0\n")); });
+    EXPECT_NE(std::string(e2.what()).find("positive integer"), std::string::npos) << e2.what();
+}
+
 TEST(Evaluator, RankColumnIgnoredScoresDecide) {
     auto qrels = std::make_shared<const Qrels>(Qrels::parse("q1 0 r 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
