@@ -1,11 +1,11 @@
 #include "eval/bias_metrics.hpp"
-#include "eval/detail_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <memory>
 
+#include "eval/detail_parse.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 

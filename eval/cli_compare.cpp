@@ -105,6 +105,7 @@ struct CompareArgs {
     long level = 1;
     std::size_t max_docs = 0;
     int decimals = 4;
+    std::string bias_file;
 };
 
 void run_compare(const CompareArgs& a) {
@@ -129,6 +130,7 @@ void run_compare(const CompareArgs& a) {
     EvalOptions eo;
     eo.complete = true;  // every qrels query in every run: the pairs line up (missing = 0)
     eo.relevance_level = a.level;
+    load_bias_tables(eo, measures, a.bias_file);
     if (a.max_docs > 0) eo.max_docs_per_query = a.max_docs;
     auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels));
     Evaluator evaluator(qrels, std::move(measures), eo);
@@ -397,6 +399,9 @@ const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
     sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
     sub->add_option("-M,--max-docs", a->max_docs, "evaluate only the top M documents per query");
     sub->add_option("--decimals", a->decimals, "digits of the means (default 4)");
+    sub->add_option("--bias-file", a->bias_file,
+                    "passage gender bias (plumb debias gender) for rab_V_cut.k, arab_V_cut.k, "
+                    "abs_rab_V_cut.k (V = tc, tf, bool)");
     sub->footer(
         "Queries: every qrels query (as trec_eval -c; a query missing from a run scores 0).\n"
         "Marks: runs get letters a, b, c...; a value carries the letters of the runs it is\n"

@@ -49,6 +49,9 @@ constexpr const char* kUsage =
     "plumb options:\n"
     "  --format text|json|csv            output format (default text = trec_eval's)\n"
     "  --output FILE                     write to FILE atomically instead of stdout\n"
+    "  --bias-file FILE                  passage gender bias (plumb debias gender) for the\n"
+    "                                    bias measures rab_V_cut.k, arab_V_cut.k,\n"
+    "                                    abs_rab_V_cut.k (V = tc, tf, bool; male - female)\n"
     "  --trec-eval-9                     iprec_at_recall recall levels rounded as trec_eval 9\n"
     "                                    ((long)(x*R + 0.9)); default trec_eval 10 (lround)\n"
     "\n"
@@ -57,6 +60,7 @@ constexpr const char* kUsage =
     "11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success\n"
     "set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj;\n"
     "all_trec as trec_eval 10 selects them), and\n"
+    "plumb's rab/arab/abs_rab_V_cut (gender bias of the top k, with --bias-file),\n"
     "plumb's mrr_cut (MRR@k, default k=10) and judged (share of the top k in the qrels,\n"
     "default k=10).\n";
 
@@ -66,6 +70,7 @@ struct EvalArgs {
     EvalOptions options;
     std::string format = "text";
     std::string output;
+    std::string bias_file;
     std::vector<std::string> files;
     bool help = false;
     bool version = false;
@@ -96,6 +101,7 @@ const LongOpt kLongOpts[] = {
     {"format", true, 'f'},
     {"output", true, 'O'},
     {"trec-eval-9", false, '9'},
+    {"bias-file", true, 'B'},
 };
 
 /// trec_eval's getopt string "hvqm:cl:nD:JN:M:R:T:oZ:".
@@ -173,6 +179,9 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
             break;
         case '9':
             a.options.trec_eval_9_iprec = true;
+            break;
+        case 'B':
+            a.bias_file = value;
             break;
         default:
             throw ConfigError(std::string("unknown option -") + opt);
@@ -268,6 +277,7 @@ void run_eval(const std::vector<std::string>& raw) {
     const OutputFormat format = parse_output_format(a.format);
     MeasureSet measures =
         a.measures.empty() ? MeasureSet::official() : MeasureSet::parse(a.measures);
+    load_bias_tables(a.options, measures, a.bias_file);
     auto qrels = std::make_shared<const Qrels>(Qrels::load(a.files[0]));
     Evaluator evaluator(qrels, std::move(measures), a.options);
 

@@ -33,10 +33,10 @@ std::vector<std::string> split_spec(const std::string& spec, std::size_t n,
         start = comma + 1;
     }
     out.emplace_back(trim(std::string_view(spec).substr(start)));
-    if (out.size() != n)
-        throw ConfigError(option + " '" + spec + "': expected " + form);
+    if (out.size() != n) throw ConfigError(option + " '" + spec + "': expected " + form);
     for (const auto& f : out)
-        if (f.empty()) throw ConfigError(option + " '" + spec + "': empty field (expected " + form + ")");
+        if (f.empty())
+            throw ConfigError(option + " '" + spec + "': empty field (expected " + form + ")");
     return out;
 }
 
@@ -128,7 +128,8 @@ void run_position(const PositionArgs& a) {
     for (const auto& key : order) {
         const auto& [po, pd] = paths[key];
         if (po.empty() || pd.empty())
-            throw ConfigError("--run: " + key.first + "/" + key.second + " needs both an orig "
+            throw ConfigError("--run: " + key.first + "/" + key.second +
+                              " needs both an orig "
                               "and a deb run");
         PositionRow r;
         r.model = key.first;
@@ -225,7 +226,8 @@ void run_bias_table(const BiasTableArgs& a) {
     if (!a.baseline.empty()) {
         for (std::size_t i = 0; i < rows.size(); ++i)
             if (rows[i].name == a.baseline) o.baseline = i;
-        if (!o.baseline) throw ConfigError("bias-table: --baseline '" + a.baseline + "' is not a run");
+        if (!o.baseline)
+            throw ConfigError("bias-table: --baseline '" + a.baseline + "' is not a run");
     }
     RelevanceMap rel;
     if (!a.qrels.empty()) {
@@ -292,7 +294,8 @@ const cli::CommandRegistrar kBiasTableCommand("bias-table", [](CLI::App& app) {
     sub->add_option("--mats", a->mats,
                     "RUN_NAME,FILE.json: MATS of that row's model (plumb debias mats; repeat)");
     sub->add_option("--queries", a->queries, "query subset (first field per line: qid)");
-    sub->add_option("--baseline", a->baseline, "test every row against this row (default: all pairs)");
+    sub->add_option("--baseline", a->baseline,
+                    "test every row against this row (default: all pairs)");
     sub->add_option("--test", a->test, "t | wilcoxon | both (default both)");
     sub->add_option("--correction", a->correction, "none | bonferroni | holm (default holm)");
     sub->add_option("--alpha", a->alpha, "significance level (default 0.05)");

@@ -32,12 +32,22 @@ std::string run_letter(std::size_t i) {
     return s;
 }
 
+bool better_mean(const std::string& column, double x, double y) {
+    // Gender-bias measures: |RaB| lower is better; signed RaB/ARaB closer to 0 is better.
+    if (column.rfind("abs_rab_", 0) == 0) return x < y;
+    if (column.rfind("rab_", 0) == 0 || column.rfind("arab_", 0) == 0) {
+        return std::fabs(x) < std::fabs(y);
+    }
+    return x > y;
+}
+
 std::string ComparisonTable::marks(std::size_t r, std::size_t column) const {
     std::vector<std::size_t> beaten;
+    const std::string& name = columns[column];
     for (const auto& p : pairs) {
         if (p.column != column || !p.significant) continue;
-        if (p.a == r && p.mean_a > p.mean_b) beaten.push_back(p.b);
-        if (p.b == r && p.mean_b > p.mean_a) beaten.push_back(p.a);
+        if (p.a == r && better_mean(name, p.mean_a, p.mean_b)) beaten.push_back(p.b);
+        if (p.b == r && better_mean(name, p.mean_b, p.mean_a)) beaten.push_back(p.a);
     }
     std::sort(beaten.begin(), beaten.end());
     std::string s;

@@ -12,7 +12,9 @@
 /// - A correction family is one measure and one test: all compared pairs (m = runs - 1 with a
 ///   baseline, m = runs·(runs-1)/2 for all pairs) of that measure.
 /// - With both tests, a difference is marked only when BOTH adjusted p-values are < alpha.
-///   A mark also needs a strictly higher mean (two-sided test, direction from the means).
+///   A mark also needs a strictly better mean (two-sided test, direction from the means):
+///   higher for effectiveness measures; for the gender-bias measures lower (abs_rab_*) or
+///   closer to 0 (rab_*, arab_*).
 /// - Fewer than 2 paired queries: no test (p = 1, nothing marked).
 
 #include <cstddef>
@@ -60,7 +62,8 @@ struct ComparisonTable {
     std::vector<PairResult> pairs;
     CompareOptions options;
 
-    /// Letters of the runs that run `r` is significantly better than for `column` ("ab").
+    /// Letters of the runs that run `r` is significantly better than for `column` ("ab"); see
+    /// better_mean().
     std::string marks(std::size_t r, std::size_t column) const;
 };
 
@@ -69,6 +72,10 @@ struct ComparisonTable {
 /// a requested column is missing from a result.
 ComparisonTable compare_runs(const std::vector<std::string>& names,
                              const std::vector<EvalResult>& results, const CompareOptions& options);
+
+/// True when mean `x` is better than `y` for measure column `column`: higher, except for the
+/// gender-bias measures (abs_rab_*: lower; rab_*, arab_*: closer to 0).
+bool better_mean(const std::string& column, double x, double y);
 
 /// Run letter of index i: a..z, then a1..z1, ...
 std::string run_letter(std::size_t i);

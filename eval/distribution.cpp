@@ -1,5 +1,4 @@
 #include "eval/distribution.hpp"
-#include "eval/detail_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +7,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "eval/detail_parse.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 

@@ -73,6 +73,7 @@ struct Item {
 /// Reusable buffers for one evaluation pass.
 struct Scratch {
     std::vector<Item> items;
+    std::vector<double> bias[3];       // per bias variant, parallel to rels
     std::vector<std::uint32_t> table;  // duplicate detection: item index + 1, 0 = empty
     std::vector<long> rels;
 };
@@ -132,14 +133,24 @@ void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures
     if (!keep_order) rank_items(s.items);
     const std::size_t n = std::min(s.items.size(), opt.max_docs_per_query);
     s.rels.clear();
+    for (auto& b : s.bias) b.clear();
+    const std::vector<int> variants = measures.bias_variants();
     for (std::size_t i = 0; i < n; ++i) {
         const long* g = qq.find(s.items[i].docid, s.items[i].hash);
         long r = !g ? kNotInQrels : (*g < 0 ? kNegativeGrade : *g);
         if (opt.judged_docs_only && r < 0) continue;
         s.rels.push_back(r);
+        for (int v : variants) {
+            const BiasTable& table = *opt.bias_tables[v];
+            auto it = table.find(std::string(s.items[i].docid));
+            // ranking-level bias is male - female; a passage without an entry has no gender
+            // words
+            s.bias[v].push_back(it == table.end() ? 0.0 : it->second.male - it->second.female);
+        }
     }
     QueryJudgements q;
     q.rels = s.rels;
+    for (int v = 0; v < 3; ++v) q.passage_bias[v] = s.bias[v];
     q.level_counts = qq.level_counts();
     q.relevance_level = opt.relevance_level;
     q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
@@ -259,6 +270,13 @@ void load_block(const RunQuery& block, const std::string& file, Scratch& s) {
 Evaluator::Evaluator(std::shared_ptr<const Qrels> qrels, MeasureSet measures, EvalOptions options)
     : m_qrels(std::move(qrels)), m_measures(std::move(measures)), m_options(options) {
     if (!m_qrels) throw InvalidArgument("Evaluator: qrels must not be null");
+    for (int v : m_measures.bias_variants()) {
+        if (!m_options.bias_tables[v]) {
+            throw ConfigError(std::string("the ") + bias_variant_name(static_cast<BiasVariant>(v)) +
+                              " gender-bias measures need a passage bias table (plumb eval "
+                              "--bias-file, from plumb debias gender)");
+        }
+    }
 }
 
 namespace {
@@ -526,6 +544,21 @@ EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
     }
     if (progress) progress(reader.bytes_read(), reader.size());
     return finish(std::move(rows), *m_qrels, m_measures, m_options, reader.run_id());
+}
+
+void load_bias_tables(EvalOptions& options, const MeasureSet& measures,
+                      const std::filesystem::path& bias_file) {
+    for (int v : measures.bias_variants()) {
+        const auto variant = static_cast<BiasVariant>(v);
+        if (bias_file.empty()) {
+            throw ConfigError(std::string("gender-bias measures of variant ") +
+                              bias_variant_name(variant) +
+                              " need --bias-file (a bias file from plumb debias gender)");
+        }
+        // (a file whose comment names another variant is refused by read_bias_file)
+        options.bias_tables[v] =
+            std::make_shared<const BiasTable>(read_bias_file(bias_file, variant));
+    }
 }
 
 EvalResult evaluate_files(const std::filesystem::path& qrels, const std::filesystem::path& run,

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/gender.hpp"
 #include "eval/measures.hpp"
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
@@ -66,6 +67,10 @@ struct EvalOptions {
     /// before the hash partitions spill to temporary files (in TMPDIR). Memory stays about
     /// this plus the largest partition.
     std::size_t spill_budget_bytes = std::size_t{64} << 20;
+    /// Passage gender bias per variant (index: tc 0, tf 1, bool 2; eval/gender.hpp), for the
+    /// bias measures (rab_tc_cut.10, arab_tf_cut.10, abs_rab_bool_cut.10, ...): each selected
+    /// one needs its variant's table (the Evaluator throws ConfigError otherwise).
+    std::shared_ptr<const BiasTable> bias_tables[3];
 };
 
 /// Values of one query, one per MeasureSet column.
@@ -133,6 +138,12 @@ private:
     MeasureSet m_measures;
     EvalOptions m_options;
 };
+
+/// Fills options.bias_tables with the variants `measures` needs, read from `bias_file` (a
+/// per-variant bias file or the combined file of `plumb debias gender`). Nothing to do when no
+/// bias measure is selected; ConfigError when one is and `bias_file` is empty.
+void load_bias_tables(EvalOptions& options, const MeasureSet& measures,
+                      const std::filesystem::path& bias_file);
 
 /// Convenience: load qrels and evaluate one run file with trec_eval -m style measure specs.
 EvalResult evaluate_files(const std::filesystem::path& qrels, const std::filesystem::path& run,

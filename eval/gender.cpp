@@ -1,11 +1,11 @@
 #include "eval/gender.hpp"
-#include "eval/detail_parse.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "eval/detail_parse.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -48,7 +48,6 @@ void for_each_token(std::string_view text, std::string& buf, F&& f) {
 }
 
 double sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
-
 
 }  // namespace
 
@@ -218,7 +217,8 @@ BiasTable read_combined_bias_file(LineReader& reader, std::optional<BiasVariant>
         const auto docid = trim(fields[0]);
         if (docid.empty()) reader.fail("empty docid");
         BiasTriple t;
-        if (!detail::parse_finite(fields[first], t.bias) || !detail::parse_finite(fields[first + 1], t.female) ||
+        if (!detail::parse_finite(fields[first], t.bias) ||
+            !detail::parse_finite(fields[first + 1], t.female) ||
             !detail::parse_finite(fields[first + 2], t.male))
             reader.fail("bias, female and male must be finite numbers");
         if (!table.emplace(std::string(docid), t).second)
@@ -264,8 +264,8 @@ BiasTable read_bias_file(const std::filesystem::path& path, std::optional<BiasVa
         const auto docid = trim(fields[0]);
         if (docid.empty()) reader.fail("empty docid");
         BiasTriple t;
-        if (!detail::parse_finite(fields[1], t.bias) || !detail::parse_finite(fields[2], t.female) ||
-            !detail::parse_finite(fields[3], t.male))
+        if (!detail::parse_finite(fields[1], t.bias) ||
+            !detail::parse_finite(fields[2], t.female) || !detail::parse_finite(fields[3], t.male))
             reader.fail("bias, female and male must be finite numbers");
         if (!table.emplace(std::string(docid), t).second)
             reader.fail("duplicate docid '" + std::string(docid) + "'");

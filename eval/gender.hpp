@@ -122,9 +122,9 @@ inline constexpr std::string_view kCombinedBiasHeader = "# plumb-gender-bias-com
 bool is_combined_bias_file(const std::filesystem::path& path);
 
 /// Reads a bias file (format above), or the `expected` variant's three columns of a combined
-/// bias file (which requires `expected`: ParseError otherwise). `expected` (if set) must match the variant named in the
-/// file's comment, if it names one. Duplicate docids, a wrong field count, non-numeric or
-/// non-finite values throw ParseError "<file>:<line>: ...".
+/// bias file (which requires `expected`: ParseError otherwise). `expected` (if set) must match the
+/// variant named in the file's comment, if it names one. Duplicate docids, a wrong field count,
+/// non-numeric or non-finite values throw ParseError "<file>:<line>: ...".
 BiasTable read_bias_file(const std::filesystem::path& path,
                          std::optional<BiasVariant> expected = std::nullopt);
 

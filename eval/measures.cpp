@@ -728,6 +728,24 @@ void m_unj(const QueryJudgements& q, Params p, double* out) {
         [&](std::size_t c) { out[c] = static_cast<double>(unj) / p[c]; });
 }
 
+/// RaB@k / ARaB@k of the ranking (eval/bias_metrics.hpp query_rank_bias): passages beyond the
+/// list do not count (the mean is over min(k, n)); an empty ranking scores 0.
+template <int Variant, int Kind>  // Kind: 0 RaB, 1 ARaB, 2 |RaB|
+void m_rank_bias(const QueryJudgements& q, Params p, double* out) {
+    const auto& bias = q.passage_bias[Variant];
+    for (std::size_t c = 0; c < p.size(); ++c) {
+        const std::size_t depth = std::min(static_cast<std::size_t>(p[c]), bias.size());
+        double sum = 0.0, arab = 0.0;
+        for (std::size_t i = 0; i < depth; ++i) {
+            sum += bias[i];
+            arab += sum / static_cast<double>(i + 1);
+        }
+        const double d = static_cast<double>(depth);
+        const double rab = depth ? sum / d : 0.0;
+        out[c] = Kind == 0 ? rab : Kind == 1 ? (depth ? arab / d : 0.0) : std::fabs(rab);
+    }
+}
+
 /// relstring is rendered by the evaluator (a string, not a number).
 void m_none(const QueryJudgements&, Params, double* out) { out[0] = 0.0; }
 
@@ -816,6 +834,7 @@ struct MeasureDef {
     Aggregate aggregate;
     bool per_query;
     void (*compute)(const QueryJudgements&, Params, double*);
+    int bias_variant = -1;  ///< gender-bias measures: the variant they read (0 tc, 1 tf, 2 bool)
 };
 
 const std::vector<double> kStdCutoffs = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
@@ -875,6 +894,15 @@ const std::vector<MeasureDef>& registry() {
         // plumb's measures
         {"mrr_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_mrr_cut},
         {"judged", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_judged},
+        {"rab_tc_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<0, 0>, 0},
+        {"rab_tf_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<1, 0>, 1},
+        {"rab_bool_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<2, 0>, 2},
+        {"arab_tc_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<0, 1>, 0},
+        {"arab_tf_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<1, 1>, 1},
+        {"arab_bool_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<2, 1>, 2},
+        {"abs_rab_tc_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<0, 2>, 0},
+        {"abs_rab_tf_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<1, 2>, 1},
+        {"abs_rab_bool_cut", P::LongCutoffs, {10}, V::Float, A::Mean, true, m_rank_bias<2, 2>, 2},
     };
     return r;
 }
@@ -1266,6 +1294,16 @@ MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
         set.add_column_set(static_cast<std::size_t>(idx), !trec.second.empty(), trec.second, &spec);
     }
     return set;
+}
+
+std::vector<int> MeasureSet::bias_variants() const {
+    std::vector<int> out;
+    for (const auto& sel : m_selected) {
+        const int v = registry()[sel.measure].bias_variant;
+        if (v >= 0 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 long MeasureSet::column_index(std::string_view name) const noexcept {

@@ -25,6 +25,10 @@
 /// | success.k         | 1 if a relevant document is in the top k                                 |
 /// | mrr_cut.k         | (plumb) 1 / rank of the first relevant within the top k, else 0          |
 /// | judged.k          | (plumb) documents of the top k present in the qrels / k                  |
+/// | rab_V_cut.k       | (plumb) RaB@k: mean over the top min(k, n) of male - female (variant V = |
+/// |                   | tc, tf or bool of the loaded bias file; Rekabsaz & Schedl 2020)          |
+/// | arab_V_cut.k      | (plumb) ARaB@k: mean of RaB@t' over t' = 1..min(k, n)                    |
+/// | abs_rab_V_cut.k   | (plumb) |RaB@k| (its mean is what a balancing post-filter drives to 0) |
 ///
 /// The rest of trec_eval's measures is implemented too (relstring, infAP, gm_bpref,
 /// Rprec_mult, utility, 11pt_avg, binG, G, dcg, ideal_dcg, ndcg_rel, Rndcg, relative_P, set_P,
@@ -77,6 +81,11 @@ struct QueryJudgements {
     bool trec_eval_9_iprec = false;
     /// trec_eval -N: documents in the collection (only `utility` uses it). Default 0.
     long num_docs_in_coll = 0;
+    /// Gender bias of each retrieved document in rank order (parallel to rels), one span per
+    /// bias variant (index: tc 0, tf 1, bool 2): male - female of the passage's magnitudes
+    /// (eval/gender.hpp), 0 for a passage without an entry. Filled by the Evaluator for the
+    /// variants the selected bias measures need (EvalOptions::bias_tables); empty otherwise.
+    std::span<const double> passage_bias[3];
 };
 
 /// How a value is printed and summarised.
@@ -135,6 +144,10 @@ public:
         std::vector<double> params;  ///< cutoffs (ranks, or recall levels for iprec_at_recall)
         std::size_t first_column = 0;
     };
+
+    /// Bias variants (0 tc, 1 tf, 2 bool) the selected gender-bias measures need
+    /// (rab_tc_cut, arab_tf_cut, abs_rab_bool_cut, ...).
+    std::vector<int> bias_variants() const;
 
     /// Length of `relstring` when selected (default 10), else -1.
     long relstring_length() const noexcept { return m_relstring; }

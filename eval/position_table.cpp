@@ -196,11 +196,11 @@ PositionTable build_position_table(const std::vector<PositionRow>& rows,
         out.model = rows[i].model;
         out.training = rows[i].training;
         const auto& b = block[rows[i].model];
-        out.letter = run_letter(static_cast<std::size_t>(
-            std::find(b.begin(), b.end(), i) - b.begin()));
-        const auto cmp = compare({"original", "debiased"}, {rows[i].original, rows[i].debiased},
-                                 options.columns, options.test, Correction::None, options.alpha,
-                                 options.wilcoxon);
+        out.letter =
+            run_letter(static_cast<std::size_t>(std::find(b.begin(), b.end(), i) - b.begin()));
+        const auto cmp =
+            compare({"original", "debiased"}, {rows[i].original, rows[i].debiased}, options.columns,
+                    options.test, Correction::None, options.alpha, options.wilcoxon);
         out.num_queries = cmp.num_queries;
         out.cells.resize(nm);
         for (const auto& p : cmp.pairs) {
@@ -289,8 +289,9 @@ std::string format_position_table(const PositionTable& t, TableFormat format, in
         return s;
     };
     std::string legend = "Δ % = (" + o.debiased_label + " - " + o.original_label + ") / " +
-                         o.original_label + "; **bold**: smallest |Δ| of the model's block; †: " +
-                         o.original_label + " vs " + o.debiased_label +
+                         o.original_label +
+                         "; **bold**: smallest |Δ| of the model's block; †: " + o.original_label +
+                         " vs " + o.debiased_label +
                          " significant; ^ab: better than the model's training rows a, b on that "
                          "test set (test: " +
                          test_label(o.test) + ", correction: " + correction_label(o.correction) +
@@ -493,9 +494,9 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
         report.rows.push_back(std::move(r));
     }
     if (rows.size() >= 2) {
-        const auto cmp = compare(names, results, {"rab", "arab", "abs_rab"}, options.test,
-                                 options.correction,
-                                 options.alpha, options.wilcoxon, options.baseline);
+        const auto cmp =
+            compare(names, results, {"rab", "arab", "abs_rab"}, options.test, options.correction,
+                    options.alpha, options.wilcoxon, options.baseline);
         report.paired_queries = cmp.num_queries;
         report.pairs = cmp.pairs;
         for (auto& p : report.pairs) {
@@ -549,22 +550,21 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
         if (marks.empty()) return s;
         return latex ? s + "$^{" + marks + "}$" : s + "^" + marks;
     };
-    std::string legend = "RaB/ARaB: ranking bias male - female (mean over queries); |RaB|: mean "
-                         "of per-query |RaB|; ^ab: "
-                         "significantly less biased than rows a, b (paired per-query test: " +
-                         std::string(test_label(o.test)) + ", correction: " +
-                         correction_label(o.correction) + ", alpha: " + num(o.alpha, 2) +
-                         (o.baseline ? ", against row " + run_letter(*o.baseline)
-                                     : std::string(", all pairs")) +
-                         (t.rows.size() < 2
-                              ? std::string("; one row: nothing tested)")
-                              : "; " + std::to_string(t.paired_queries) + " paired queries)");
+    std::string legend =
+        "RaB/ARaB: ranking bias male - female (mean over queries); |RaB|: mean "
+        "of per-query |RaB|; ^ab: "
+        "significantly less biased than rows a, b (paired per-query test: " +
+        std::string(test_label(o.test)) + ", correction: " + correction_label(o.correction) +
+        ", alpha: " + num(o.alpha, 2) +
+        (o.baseline ? ", against row " + run_letter(*o.baseline) : std::string(", all pairs")) +
+        (t.rows.size() < 2 ? std::string("; one row: nothing tested)")
+                           : "; " + std::to_string(t.paired_queries) + " paired queries)");
     std::string out;
     switch (format) {
         case TableFormat::Text:
         case TableFormat::Markdown: {
-            std::vector<std::string> header{"Run",    "Sig",      rab_h,  arab_h,
-                                            abs_h,    "|ΔA-PRF|", "MATS", "queries"};
+            std::vector<std::string> header{"Run", "Sig",      rab_h,  arab_h,
+                                            abs_h, "|ΔA-PRF|", "MATS", "queries"};
             std::vector<std::vector<std::string>> body;
             for (const auto& r : t.rows)
                 body.push_back({r.name, r.letter, val(r.rab.bias, r.marks_rab, false),
@@ -605,19 +605,20 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
                 return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
             };
             for (const auto& r : t.rows)
-                rows.push_back({{"run", r.name},
-                                {"letter", r.letter},
-                                {"queries", r.queries},
-                                {"rab", {{"bias", r.rab.bias}, {"female", r.rab.female},
-                                         {"male", r.rab.male}}},
-                                {"arab", {{"bias", r.arab.bias}, {"female", r.arab.female},
-                                          {"male", r.arab.male}}},
-                                {"abs_rab", r.abs_rab},
-                                {"marks_rab", r.marks_rab},
-                                {"marks_arab", r.marks_arab},
-                                {"marks_abs_rab", r.marks_abs_rab},
-                                {"delta_prf", on(r.delta_prf)},
-                                {"mats", on(r.mats)}});
+                rows.push_back(
+                    {{"run", r.name},
+                     {"letter", r.letter},
+                     {"queries", r.queries},
+                     {"rab",
+                      {{"bias", r.rab.bias}, {"female", r.rab.female}, {"male", r.rab.male}}},
+                     {"arab",
+                      {{"bias", r.arab.bias}, {"female", r.arab.female}, {"male", r.arab.male}}},
+                     {"abs_rab", r.abs_rab},
+                     {"marks_rab", r.marks_rab},
+                     {"marks_arab", r.marks_arab},
+                     {"marks_abs_rab", r.marks_abs_rab},
+                     {"delta_prf", on(r.delta_prf)},
+                     {"mats", on(r.mats)}});
             auto& cmp = j["comparisons"] = nlohmann::json::array();
             for (const auto& p : t.pairs) {
                 nlohmann::json e{{"measure", p.column == 0   ? "rab"

@@ -74,21 +74,21 @@ struct PositionTableOptions {
 
 /// One (row, measure) cell group.
 struct PositionCell {
-    double original = 0.0;          ///< mean over the paired queries (original test)
-    double debiased = 0.0;          ///< mean over the paired queries (debiased test)
-    std::optional<double> delta;    ///< (debiased - original) / original; unset if original == 0
-    bool bold = false;              ///< smallest |delta| of its block
-    PairResult test;                ///< Orig (a) vs Deb (b); p-values adjusted across rows
+    double original = 0.0;        ///< mean over the paired queries (original test)
+    double debiased = 0.0;        ///< mean over the paired queries (debiased test)
+    std::optional<double> delta;  ///< (debiased - original) / original; unset if original == 0
+    bool bold = false;            ///< smallest |delta| of its block
+    PairResult test;              ///< Orig (a) vs Deb (b); p-values adjusted across rows
     bool delta_significant = false;
-    std::string marks_original;     ///< letters of same-model rows beaten on the original test
-    std::string marks_debiased;     ///< ... on the debiased test
+    std::string marks_original;  ///< letters of same-model rows beaten on the original test
+    std::string marks_debiased;  ///< ... on the debiased test
 };
 
 struct PositionTableRow {
     std::string model;
     std::string training;
-    std::string letter;             ///< a, b, ... within the model
-    std::size_t num_queries = 0;    ///< paired queries (Orig vs Deb)
+    std::string letter;               ///< a, b, ... within the model
+    std::size_t num_queries = 0;      ///< paired queries (Orig vs Deb)
     std::vector<PositionCell> cells;  ///< one per measure column
 };
 
@@ -107,8 +107,7 @@ PositionTable build_position_table(const std::vector<PositionRow>& rows,
 /// mark bold as **x**, LaTeX as \textbf{x}; significance of Δ as †, training-type letters as
 /// ^ab (text, Markdown) or $^{ab}$ (LaTeX). JSON: {"measures", "labels", "test", "correction",
 /// "alpha", "rows": [{"model", "training", "letter", "num_queries", "cells": {column: {...}}}]}.
-std::string format_position_table(const PositionTable& table, TableFormat format,
-                                  int decimals = 3);
+std::string format_position_table(const PositionTable& table, TableFormat format, int decimals = 3);
 
 // ------------------------------------------------------------------------------------------
 // Bias table
@@ -117,34 +116,34 @@ std::string format_position_table(const PositionTable& table, TableFormat format
 /// One row of the bias table: a run's rankings (best first) and scored lists.
 struct BiasRow {
     std::string name;
-    std::vector<QueryRanking> rankings;      ///< for RaB / ARaB (rankings_from_run)
-    std::vector<ScoredRanking> scored;       ///< for PRF (scored_rankings_from_run); may be empty
-    std::optional<double> mats;              ///< MATS of the row's model, if known
+    std::vector<QueryRanking> rankings;  ///< for RaB / ARaB (rankings_from_run)
+    std::vector<ScoredRanking> scored;   ///< for PRF (scored_rankings_from_run); may be empty
+    std::optional<double> mats;          ///< MATS of the row's model, if known
 };
 
 struct BiasTableOptions {
-    std::size_t cutoff = 10;                 ///< t of RaB@t / ARaB@t
-    std::string variant = "tc";              ///< label only (the BiasTable holds one variant)
-    std::optional<std::size_t> baseline;     ///< test every row against this row; unset = all pairs
+    std::size_t cutoff = 10;              ///< t of RaB@t / ARaB@t
+    std::string variant = "tc";           ///< label only (the BiasTable holds one variant)
+    std::optional<std::size_t> baseline;  ///< test every row against this row; unset = all pairs
     TestKind test = TestKind::Both;
     Correction correction = Correction::Holm;
     double alpha = 0.05;
     WilcoxonOptions wilcoxon;
-    int min_relevance = 1;                   ///< PRF: relevant = grade >= this
+    int min_relevance = 1;  ///< PRF: relevant = grade >= this
 };
 
 struct BiasTableRow {
     std::string name;
     std::string letter;
-    std::size_t queries = 0;       ///< queries with a non-empty ranking
-    RankBias rab;                  ///< means over queries (bias = male - female)
+    std::size_t queries = 0;  ///< queries with a non-empty ranking
+    RankBias rab;             ///< means over queries (bias = male - female)
     RankBias arab;
-    double abs_rab = 0.0;          ///< mean over queries of |RaB@t(q)| (what a post-filter drives to 0)
+    double abs_rab = 0.0;  ///< mean over queries of |RaB@t(q)| (what a post-filter drives to 0)
     std::optional<double> delta_prf;  ///< |ΔA-PRF|; unset without labels/qrels or when undefined
     std::optional<double> mats;
-    std::string marks_rab;         ///< letters of rows this row is significantly less biased than
+    std::string marks_rab;  ///< letters of rows this row is significantly less biased than
     std::string marks_arab;
-    std::string marks_abs_rab;     ///< letters of rows with a significantly larger |RaB@t(q)|
+    std::string marks_abs_rab;  ///< letters of rows with a significantly larger |RaB@t(q)|
 };
 
 struct BiasReport {
@@ -152,7 +151,7 @@ struct BiasReport {
     std::size_t paired_queries = 0;  ///< queries ranked by every row (the tested ones)
     bool has_prf = false;
     std::vector<BiasTableRow> rows;
-    std::vector<PairResult> pairs;   ///< column 0 = RaB, 1 = ARaB, 2 = |RaB|; a, b = row indices
+    std::vector<PairResult> pairs;  ///< column 0 = RaB, 1 = ARaB, 2 = |RaB|; a, b = row indices
 };
 
 /// Builds the bias table. `labels` (docid -> d) and `qrels` are used for |ΔA-PRF| when both are

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -124,4 +125,54 @@ TEST(EvalCli, ErrorsNameFileAndLine) {
     auto res3 = plumb_eval(q.string() + " " + other.string(), true);
     EXPECT_EQ(res3.status, 1);
     EXPECT_NE(res3.out.find("no queries with both"), std::string::npos) << res3.out;
+}
+
+TEST(EvalCli, GenderBiasMeasuresBesideTrecEvalOnes) {
+    // Passage bias file (tc): bias = female - male; ranking-level bias is male - female:
+    // d1 -> -2, d2 -> +1, d3 -> 0, d4 (no entry) -> 0.
+    auto bias = write("bias.tc.tsv",
+                      "# plumb-gender-bias v1 variant=tc\n"
+                      "d1\t2\t2\t0\nd2\t-1\t0\t1\nd3\t0\t1\t1\n");
+    auto qrels = write("bias.qrels", "q1 0 d1 1\nq2 0 d2 1\n");
+    auto run = write("bias.run",
+                     "q1 Q0 d1 1 4 r\nq1 Q0 d2 2 3 r\nq1 Q0 d3 3 2 r\nq1 Q0 d4 4 1 r\n"
+                     "q2 Q0 d2 1 1 r\n");
+    auto r = plumb_eval(
+        "-q -m rab_tc_cut.2,10 -m arab_tc_cut.2,10 -m abs_rab_tc_cut.2 "
+        "--bias-file '" +
+        bias.string() + "' '" + qrels.string() + "' '" + run.string() + "'");
+    ASSERT_EQ(r.status, 0) << r.out;
+    // q1: RaB@2 = (-2 + 1) / 2 = -0.5; RaB@10 over the 4 ranked = -1/4;
+    //     ARaB@2 = (RaB@1 + RaB@2) / 2 = (-2 - 0.5) / 2 = -1.25;
+    //     ARaB@10 = (-2 - 0.5 - 1/3 - 0.25) / 4 = -0.7708; |RaB@2| = 0.5.
+    // q2: one passage, +1 at every cutoff. Means: RaB@2 0.25, RaB@10 0.375, ARaB@2 -0.125,
+    //     ARaB@10 0.1146, |RaB@2| 0.75.
+    const std::string expected =
+        "rab_tc_cut_2          \tq1\t-0.5000\n"
+        "rab_tc_cut_10         \tq1\t-0.2500\n"
+        "arab_tc_cut_2         \tq1\t-1.2500\n"
+        "arab_tc_cut_10        \tq1\t-0.7708\n"
+        "abs_rab_tc_cut_2      \tq1\t0.5000\n"
+        "rab_tc_cut_2          \tq2\t1.0000\n"
+        "rab_tc_cut_10         \tq2\t1.0000\n"
+        "arab_tc_cut_2         \tq2\t1.0000\n"
+        "arab_tc_cut_10        \tq2\t1.0000\n"
+        "abs_rab_tc_cut_2      \tq2\t1.0000\n"
+        "rab_tc_cut_2          \tall\t0.2500\n"
+        "rab_tc_cut_10         \tall\t0.3750\n"
+        "arab_tc_cut_2         \tall\t-0.1250\n"
+        "arab_tc_cut_10        \tall\t0.1146\n"
+        "abs_rab_tc_cut_2      \tall\t0.7500\n";
+    EXPECT_EQ(r.out, expected);
+
+    // Without a bias file, or with a file of another variant: clear errors.
+    auto no_file =
+        plumb_eval("-m rab_tc_cut.10 '" + qrels.string() + "' '" + run.string() + "'", true);
+    EXPECT_EQ(no_file.status, 1);
+    EXPECT_NE(no_file.out.find("--bias-file"), std::string::npos) << no_file.out;
+    auto wrong = plumb_eval("-m rab_tf_cut.10 --bias-file '" + bias.string() + "' '" +
+                                qrels.string() + "' '" + run.string() + "'",
+                            true);
+    EXPECT_EQ(wrong.status, 1);
+    EXPECT_NE(wrong.out.find("variant"), std::string::npos) << wrong.out;
 }
