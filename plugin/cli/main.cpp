@@ -75,17 +75,85 @@ void load_torch_module() {
         tried += "\n  " + path.string() + ": " + (why != nullptr ? why : "dlopen failed");
     }
     throw Error("this command needs plumb's LibTorch module (" PLUMB_CLI_MODULE_NAME
-                "), which could not be loaded; tried:" + tried);
+                "), which could not be loaded; tried:" +
+                tried);
 }
 
 }  // namespace plumb::cli
 
 namespace {
 
+/// Exit statuses of `plumb` (README "Exit status"): 0 success; 1 an error in the input or
+/// environment (a file that is missing or malformed, a bad configuration or model); 2 a usage
+/// error (unknown command or option, a missing or impossible option value); 3 an internal error
+/// (a bug: please report it).
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 3;
+
+/// Levenshtein distance (for "did you mean").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            cur[j] = std::min(
+                {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+/// The name among `names` closest to `word` (distance <= 1/3 of its length, at least 2), or "".
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+    for (const auto& n : names) {
+        const std::size_t d = edit_distance(word, n);
+        if (d < best_d || (n.rfind(word, 0) == 0 && word.size() >= 3 && best.empty())) {
+            best_d = std::min(d, best_d);
+            best = n;
+        }
+    }
+    return best;
+}
+
+/// The subcommand chain named on the command line and the first word that is not one of its
+/// subcommands, for "unknown command" messages.
+std::string usage_hint(CLI::App& app, int argc, char** argv, std::string& unknown) {
+    CLI::App* cur = &app;
+    std::string path = "plumb";
+    for (int i = 1; i < argc; ++i) {
+        const std::string w = argv[i];
+        if (w.empty() || w[0] == '-') break;
+        CLI::App* sub = nullptr;
+        for (auto* s : cur->get_subcommands([](CLI::App*) { return true; })) {
+            if (s->get_name() == w) sub = s;
+        }
+        if (!sub) {
+            if (cur->get_subcommands([](CLI::App*) { return true; }).empty()) break;
+            std::vector<std::string> names;
+            for (auto* s : cur->get_subcommands([](CLI::App*) { return true; })) {
+                names.push_back(s->get_name());
+            }
+            unknown = "unknown command '" + w + "' for '" + path + "'";
+            const std::string c = closest(w, names);
+            if (!c.empty()) unknown += "; did you mean '" + path + " " + c + "'?";
+            break;
+        }
+        cur = sub;
+        path += " " + w;
+    }
+    return path;
+}
+
 /// One CLI11 app with every registered command (the core ones, plus the module's once loaded).
 int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
-    CLI::App app{"plumb: debiased retrieval — BM25 first stage, neural re-ranking, bias-aware "
-                 "post-filters, and an evaluator for effectiveness and bias"};
+    CLI::App app{
+        "plumb: debiased retrieval — BM25 first stage, neural re-ranking, bias-aware "
+        "post-filters, and an evaluator for effectiveness and bias"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("plumb 0.1.0"));
     auto table = plumb::cli::command_table();  // copy: setups may not reorder the registry
@@ -103,7 +171,14 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
             retry = true;
             return 0;
         }
-        return app.exit(e);
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+            return app.exit(e);  // --help, --help-all
+        }
+        std::string unknown;
+        const std::string path = usage_hint(app, argc, argv, unknown);
+        std::fprintf(stderr, "plumb: error: %s\n(run '%s --help' for usage)\n",
+                     unknown.empty() ? e.what() : unknown.c_str(), path.c_str());
+        return kExitUsage;
     }
     return 0;
 }
@@ -130,9 +205,15 @@ int main(int argc, char** argv) {
         return rc;
     } catch (const plumb::Error& e) {
         std::fprintf(stderr, "plumb: error: %s\n", e.what());
-        return 1;
+        return kExitError;
+    } catch (const CLI::Error& e) {  // an option check raised inside a command's callback
+        std::fprintf(stderr, "plumb: error: %s\n", e.what());
+        return kExitUsage;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "plumb: error: out of memory\n");
+        return kExitError;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "plumb: internal error: %s\n", e.what());
-        return 2;
+        return kExitInternal;
     }
 }

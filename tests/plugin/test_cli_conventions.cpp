@@ -1,0 +1,65 @@
+// The `plumb` command line's conventions: exit statuses (0 success, 1 error in the input,
+// 2 usage error), `plumb: error:` on every error, and a suggestion for a mistyped command.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string out;  // stdout + stderr
+};
+
+Result plumb(const std::string& args) {
+    Result r;
+    FILE* p = ::popen((std::string("'") + PLUMB_CLI_PATH + "' " + args + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+}  // namespace
+
+TEST(CliConventions, UsageErrorsExitTwoWithPrefixAndSuggestion) {
+    auto typo = plumb("serch --index x");
+    EXPECT_EQ(typo.status, 2);
+    EXPECT_EQ(typo.out.rfind("plumb: error: unknown command 'serch'", 0), 0u) << typo.out;
+    EXPECT_NE(typo.out.find("did you mean 'plumb search'?"), std::string::npos) << typo.out;
+
+    auto nested = plumb("debias rotat");
+    EXPECT_EQ(nested.status, 2);
+    EXPECT_NE(nested.out.find("did you mean 'plumb debias rotate'?"), std::string::npos)
+        << nested.out;
+
+    auto option = plumb("search --index x --topics y --output z --no-such-option");
+    EXPECT_EQ(option.status, 2);
+    EXPECT_EQ(option.out.rfind("plumb: error:", 0), 0u) << option.out;
+    EXPECT_NE(option.out.find("plumb search --help"), std::string::npos) << option.out;
+
+    auto none = plumb("");
+    EXPECT_EQ(none.status, 2);
+    EXPECT_EQ(none.out.rfind("plumb: error:", 0), 0u) << none.out;
+
+    // Nothing resembles the word: no suggestion.
+    auto far = plumb("qwertyuiop");
+    EXPECT_EQ(far.status, 2);
+    EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
+}
+
+TEST(CliConventions, InputErrorsExitOneAndHelpExitsZero) {
+    auto missing = plumb("eval /nonexistent/qrels /nonexistent/run");
+    EXPECT_EQ(missing.status, 1);
+    EXPECT_EQ(missing.out.rfind("plumb: error:", 0), 0u) << missing.out;
+    EXPECT_NE(missing.out.find("/nonexistent/qrels"), std::string::npos) << missing.out;
+
+    auto help = plumb("search --help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("--topics"), std::string::npos);
+}
