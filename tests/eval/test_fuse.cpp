@@ -303,7 +303,13 @@ TEST(Fuse, InvalidOptions) {
         EXPECT_NE(std::string(e.what()).find("inf.run:2:"), std::string::npos) << e.what();
     }
     auto rrf = fuse_runs(std::span<const EvalRun>(with_inf), options(FusionMethod::Rrf));
-    EXPECT_EQ(rrf[0].candidates[0].docid, "d9");  // inf ranks first in its run
+    // inf ranks d9 first in its run (d1 second): d1 1/61 + 1/62, d9 1/61, then A's d3, d2, d4.
+    expect_list(rrf[0], "q1",
+                {{"d1", 1.0 / 61 + 1.0 / 62},
+                 {"d9", 1.0 / 61},
+                 {"d3", 1.0 / 62},
+                 {"d2", 1.0 / 63},
+                 {"d4", 1.0 / 64}});
 }
 
 // ------------------------------------------------------------------------------------------
