@@ -2,9 +2,9 @@
 /// \file fuse.hpp
 /// Fusion of ranked lists and of whole runs (plumb's one implementation: rerank/fusion.hpp and
 /// the pipeline's hybrid first stage call these). Methods and normalisations follow ranx
-/// (Bassani, ECIR 2022; ranx.fusion / ranx.normalization). For one query, list i holds
-/// documents d with score s_i(d) (after normalisation) at 1-based rank r_i(d); P(d) is the set
-/// of lists retrieving d, n(d) = |P(d)|, w_i the weight of list i:
+/// (ranx.fuse: Bassani & Romelli, CIKM 2022; modules ranx.fusion, ranx.normalization). For one
+/// query, list i holds documents d with score s_i(d) (after normalisation) at 1-based rank
+/// r_i(d); P(d) is the set of lists retrieving d, n(d) = |P(d)|, w_i the weight of list i:
 ///
 ///  | method    | fused score                                    | weights |
 ///  |-----------|------------------------------------------------|---------|
