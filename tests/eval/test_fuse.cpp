@@ -422,6 +422,23 @@ TEST(FuseCli, WeightedSum) {
     EXPECT_NEAR(lines[1].score, 0.65, 1e-6);
 }
 
+TEST(FuseCli, ThreeRuns) {
+    // CombSUM, none, over A, B, D: d1 4+2, d3 2+10, d2 2+5, d5 6+5, d4 0.
+    const auto out = temp_dir() / "three.run";
+    auto r = cli(ab_args() + " --run " + temp_file("d.run", kRunD).string() +
+                 " --method combsum --norm none -q --output " + out.string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out, "");  // --quiet
+    const auto lines = read_lines(out);
+    const std::vector<std::pair<std::string, double>> want{{"d3", 12}, {"d5", 11}, {"d2", 7},
+                                                           {"d1", 6},  {"d4", 0},  {"x", 1}};
+    ASSERT_EQ(lines.size(), want.size()) << read_text(out);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(lines[i].docid, want[i].first);
+        EXPECT_NEAR(lines[i].score, want[i].second, 1e-6);
+    }
+}
+
 TEST(FuseCli, UsageErrors) {
     const auto out = temp_dir() / "usage.run";
     auto r = cli(ab_args() + " --method wsum --weights 0.5,0.3,0.2 --output " + out.string());
