@@ -115,7 +115,7 @@ bool short_takes_arg(char c, bool& known) {
 long parse_number(const std::string& opt, const std::string& value) {
     long v = 0;
     if (!detail::parse_long(value, v)) {
-        throw ConfigError("option " + opt + ": '" + value + "' is not an integer");
+        throw UsageError("option " + opt + ": '" + value + "' is not an integer");
     }
     return v;
 }
@@ -151,7 +151,7 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
             break;
         case 'M': {
             long m = parse_number("-M", value);
-            if (m < 0) throw ConfigError("option -M: must not be negative");
+            if (m < 0) throw UsageError("option -M: must not be negative");
             a.options.max_docs_per_query = static_cast<std::size_t>(m);
             break;
         }
@@ -184,7 +184,7 @@ void apply(EvalArgs& a, char opt, const std::string& value) {
             a.bias_file = value;
             break;
         default:
-            throw ConfigError(std::string("unknown option -") + opt);
+            throw UsageError(std::string("unknown option -") + opt);
     }
 }
 
@@ -217,15 +217,15 @@ EvalArgs parse_args(const std::vector<std::string>& args) {
                     ++matches;
                 }
             }
-            if (matches == 0) throw ConfigError("unknown option --" + name + "\n" + kUsage);
-            if (matches > 1) throw ConfigError("ambiguous option --" + name);
+            if (matches == 0) throw UsageError("unknown option --" + name + " (plumb eval --help)");
+            if (matches > 1) throw UsageError("ambiguous option --" + name);
             if (match->has_arg && !has_value) {
                 if (i + 1 >= args.size()) {
-                    throw ConfigError(std::string("option --") + match->name + " requires a value");
+                    throw UsageError(std::string("option --") + match->name + " requires a value");
                 }
                 value = args[++i];
             } else if (!match->has_arg && has_value) {
-                throw ConfigError(std::string("option --") + match->name + " takes no value");
+                throw UsageError(std::string("option --") + match->name + " takes no value");
             }
             apply(a, match->short_name, value);
             continue;
@@ -235,7 +235,8 @@ EvalArgs parse_args(const std::vector<std::string>& args) {
                 bool known = false;
                 bool takes = short_takes_arg(s[k], known);
                 if (!known) {
-                    throw ConfigError(std::string("unknown option -") + s[k] + "\n" + kUsage);
+                    throw UsageError(std::string("unknown option -") + s[k] +
+                                     " (plumb eval --help)");
                 }
                 if (!takes) {
                     apply(a, s[k], {});
@@ -246,7 +247,7 @@ EvalArgs parse_args(const std::vector<std::string>& args) {
                     value = s.substr(k + 1);
                 } else {
                     if (i + 1 >= args.size()) {
-                        throw ConfigError(std::string("option -") + s[k] + " requires a value");
+                        throw UsageError(std::string("option -") + s[k] + " requires a value");
                     }
                     value = args[++i];
                 }
@@ -271,8 +272,8 @@ void run_eval(const std::vector<std::string>& raw) {
         return;
     }
     if (a.files.size() != 2) {
-        throw ConfigError("expected QRELS and RUN, got " + std::to_string(a.files.size()) +
-                          " file argument(s)\n" + kUsage);
+        throw UsageError("expected QRELS and RUN, got " + std::to_string(a.files.size()) +
+                         " file argument(s) (plumb eval --help)");
     }
     const OutputFormat format = parse_output_format(a.format);
     MeasureSet measures =

@@ -27,6 +27,13 @@ public:
     using Error::Error;
 };
 
+/// A command line asks for something impossible (unknown option, missing argument, a value out
+/// of range): the CLI exits with status 2 instead of 1.
+class UsageError : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
 /// A model checkpoint is truncated, corrupt or does not match the expected architecture.
 class CheckpointError : public Error {
 public:
@@ -43,7 +50,9 @@ public:
 class ParseError : public Error {
 public:
     ParseError(std::string file, std::uint64_t line, const std::string& message)
-        : Error(format(file, line, message)), m_file(std::move(file)), m_line(line),
+        : Error(format(file, line, message)),
+          m_file(std::move(file)),
+          m_line(line),
           m_message(message) {}
 
     const std::string& file() const noexcept { return m_file; }

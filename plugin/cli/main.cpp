@@ -203,12 +203,12 @@ int main(int argc, char** argv) {
             }
         }
         return rc;
+    } catch (const plumb::UsageError& e) {
+        std::fprintf(stderr, "plumb: error: %s\n", e.what());
+        return kExitUsage;
     } catch (const plumb::Error& e) {
         std::fprintf(stderr, "plumb: error: %s\n", e.what());
         return kExitError;
-    } catch (const CLI::Error& e) {  // an option check raised inside a command's callback
-        std::fprintf(stderr, "plumb: error: %s\n", e.what());
-        return kExitUsage;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "plumb: error: out of memory\n");
         return kExitError;

@@ -125,6 +125,15 @@ TEST(EvalCli, ErrorsNameFileAndLine) {
     auto res3 = plumb_eval(q.string() + " " + other.string(), true);
     EXPECT_EQ(res3.status, 1);
     EXPECT_NE(res3.out.find("no queries with both"), std::string::npos) << res3.out;
+    // Usage errors (trec_eval's option syntax) exit 2.
+    auto unknown = plumb_eval("--no-such-option " + q.string() + " " + other.string(), true);
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_EQ(unknown.out.rfind("plumb: error: unknown option --no-such-option", 0), 0u)
+        << unknown.out;
+    auto one_file = plumb_eval(q.string(), true);
+    EXPECT_EQ(one_file.status, 2);
+    auto bad_level = plumb_eval("-l x " + q.string() + " " + other.string(), true);
+    EXPECT_EQ(bad_level.status, 2);
 }
 
 TEST(EvalCli, GenderBiasMeasuresBesideTrecEvalOnes) {
