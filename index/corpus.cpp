@@ -188,6 +188,16 @@ std::string looks_like(std::string_view line) {
     return "plain text without TABs";
 }
 
+/// True when looks_like() found the expected format itself (the file is of the right kind
+/// but has many bad records).
+bool same_kind(std::string_view expected, std::string_view seen) {
+    if (seen == "JSONL") return expected.find("JSONL") != std::string_view::npos;
+    if (seen.starts_with("TREC SGML")) return expected.starts_with("TREC SGML");
+    if (seen.starts_with("TREC topics")) return expected.starts_with("TREC topics");
+    if (seen == "TSV with 2 TAB-separated fields") return expected.find("TSV") != std::string_view::npos;
+    return false;
+}
+
 const char* expected_format(CorpusFormat format) {
     switch (format) {
         case CorpusFormat::Tsv:
@@ -230,7 +240,7 @@ struct BadShare {
         if (!none && !too_many) return;
         std::string seen = file.empty() ? std::string() : looks_like(first_line(file));
         std::string msg = "expected " + expected;
-        if (!seen.empty()) msg += " but the file looks like " + seen;
+        if (!seen.empty() && !same_kind(expected, seen)) msg += " but the file looks like " + seen;
         if (none) {
             msg += ": no record parsed (" + std::to_string(bad) + " bad; first error: " +
                    first_error + ")";
@@ -573,12 +583,14 @@ std::vector<Query> read_topics(const fs::path& path, const TopicReadOptions& opt
         share.record(name, line, message);
         share.check(file, expected_topics(format), options.max_bad_share, false);
     };
+    std::uint64_t duplicates = 0;  // skipped, but no sign of a wrong format
     auto add = [&](Query&& q, const std::string& name, std::uint64_t line) {
         auto [it, inserted] = seen.emplace(q.id, line);
         if (!inserted) {
-            bad(name, line,
-                "duplicate query id '" + q.id + "' (first on line " +
-                    std::to_string(it->second) + ")");
+            std::string msg = "duplicate query id '" + q.id + "' (first on line " +
+                              std::to_string(it->second) + ")";
+            if (!options.skip_bad) throw ParseError(name, line, msg);
+            ++duplicates;
             return;
         }
         ++share.good;
@@ -622,7 +634,7 @@ std::vector<Query> read_topics(const fs::path& path, const TopicReadOptions& opt
     if (options.skip_bad) {
         share.check(file, expected_topics(format), options.max_bad_share, true);
     }
-    if (skipped) *skipped = share.bad;
+    if (skipped) *skipped = share.bad + duplicates;
     return topics;
 }
 

@@ -169,9 +169,10 @@ private:
         std::size_t bad = find_invalid_utf8(line);
         if (bad != std::string_view::npos) {
             // The document is bad: skip to its end (or to the next <DOC>).
+            const std::uint64_t bad_line = m_line;
             m_cur_used = true;
             if (m_in_doc) skip_to_doc_end();
-            throw BadRecord{"invalid UTF-8 at byte " + std::to_string(bad + 1), m_line};
+            throw BadRecord{"invalid UTF-8 at byte " + std::to_string(bad + 1), bad_line};
         }
         return true;
     }
