@@ -194,7 +194,9 @@ bool same_kind(std::string_view expected, std::string_view seen) {
     if (seen == "JSONL") return expected.find("JSONL") != std::string_view::npos;
     if (seen.starts_with("TREC SGML")) return expected.starts_with("TREC SGML");
     if (seen.starts_with("TREC topics")) return expected.starts_with("TREC topics");
-    if (seen == "TSV with 2 TAB-separated fields") return expected.find("TSV") != std::string_view::npos;
+    if (seen == "TSV with 2 TAB-separated fields") {
+        return expected.find("TSV") != std::string_view::npos;
+    }
     return false;
 }
 
@@ -507,10 +509,13 @@ unsigned parse_topic_fields(const std::string& spec) {
     split(spec, '+', parts);
     for (auto raw : parts) {
         std::string p = lower(std::string(trim(raw)));
-        if (p == "title") fields |= kTopicTitle;
-        else if (p == "description" || p == "desc") fields |= kTopicDescription;
-        else if (p == "narrative" || p == "narr") fields |= kTopicNarrative;
-        else {
+        if (p == "title") {
+            fields |= kTopicTitle;
+        } else if (p == "description" || p == "desc") {
+            fields |= kTopicDescription;
+        } else if (p == "narrative" || p == "narr") {
+            fields |= kTopicNarrative;
+        } else {
             throw InvalidArgument("unknown topic field '" + std::string(raw) + "' in '" + spec +
                                   "' (expected title, description, narrative or several "
                                   "joined by '+', e.g. title+description)");

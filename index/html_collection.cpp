@@ -17,12 +17,12 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && istarts_with(s.substr(s.size() - suffix.size()), suffix);
 }
 
-/// Turns the bytes of one HTML document into `doc`; `name` names it in errors.
-void html_document(std::string& bytes, const std::string& name, std::string_view file_name,
-                   Document& doc) {
+/// Turns the bytes of one HTML document into `doc` (BadRecord on invalid UTF-8).
+void html_document(const std::string& bytes, std::string_view file_name, Document& doc) {
     std::string_view view = bytes;
     if (view.size() >= 3 && static_cast<unsigned char>(view[0]) == 0xEF &&
-        static_cast<unsigned char>(view[1]) == 0xBB && static_cast<unsigned char>(view[2]) == 0xBF) {
+        static_cast<unsigned char>(view[1]) == 0xBB &&
+        static_cast<unsigned char>(view[2]) == 0xBF) {
         view.remove_prefix(3);
     }
     std::size_t bad = find_invalid_utf8(view);
@@ -40,13 +40,13 @@ void html_document(std::string& bytes, const std::string& name, std::string_view
     }
     doc.id = html_doc_id(file_name);
     if (doc.id.empty() || doc.id.find_first_of(" \t\r\n\v\f") != std::string::npos) {
-        throw BadRecord{"document id '" + doc.id + "' (from the file name) is empty or contains "
-                        "whitespace",
+        throw BadRecord{"document id '" + doc.id +
+                            "' (from the file name) is empty or contains "
+                            "whitespace",
                         0};
     }
     doc.title.clear();
     doc.text = html_to_text(view);
-    (void)name;
 }
 
 class HtmlFileSource final : public DocSource {
@@ -58,7 +58,7 @@ public:
         m_done = true;
         std::string bytes = read_file(m_path);
         m_bytes = bytes.size();
-        html_document(bytes, m_name, m_path.filename().string(), doc);
+        html_document(bytes, m_path.filename().string(), doc);
         return true;
     }
     const std::string& name() const noexcept override { return m_name; }
@@ -120,7 +120,7 @@ public:
                 if (n == 0) break;
                 m_bytes.append(buf, static_cast<std::size_t>(n));
             }
-            html_document(m_bytes, m_name, file_name, doc);
+            html_document(m_bytes, file_name, doc);
             return true;
         }
     }

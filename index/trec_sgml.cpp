@@ -204,11 +204,11 @@ private:
 
     /// Line of byte `offset` of m_raw.
     std::uint64_t line_of(std::size_t offset) const {
-        auto it = std::upper_bound(
-            m_offsets.begin(), m_offsets.end(), offset,
-            [](std::size_t o, const std::pair<std::size_t, std::uint64_t>& e) {
-                return o < e.first;
-            });
+        auto it =
+            std::upper_bound(m_offsets.begin(), m_offsets.end(), offset,
+                             [](std::size_t o, const std::pair<std::size_t, std::uint64_t>& e) {
+                                 return o < e.first;
+                             });
         return it == m_offsets.begin() ? m_doc_line : std::prev(it)->second;
     }
 
@@ -243,14 +243,21 @@ private:
         // element nested in a kept one belongs to it (Anserini's line scanner does the same).
         m_kept.clear();
         std::size_t pos = body_from;
+        // Next start of each kept element at or after pos (searched again only once passed).
+        std::array<std::size_t, kContentTags.size()> next{};
+        for (std::size_t k = 0; k < kContentTags.size(); ++k) {
+            next[k] = find_open_tag(raw, kContentTags[k], pos);
+        }
         for (;;) {
             std::size_t best = std::string_view::npos;
             std::string_view best_tag;
-            for (auto tag : kContentTags) {
-                std::size_t p = find_open_tag(raw, tag, pos);
-                if (p < best) {
-                    best = p;
-                    best_tag = tag;
+            for (std::size_t k = 0; k < kContentTags.size(); ++k) {
+                if (next[k] != std::string_view::npos && next[k] < pos) {
+                    next[k] = find_open_tag(raw, kContentTags[k], pos);
+                }
+                if (next[k] < best) {
+                    best = next[k];
+                    best_tag = kContentTags[k];
                 }
             }
             if (best == std::string_view::npos) break;

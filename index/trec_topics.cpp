@@ -42,9 +42,9 @@ struct FieldTag {
     std::string_view label;  // "Number:"
 };
 constexpr std::array<FieldTag, 4> kFields = {{{"<num>", "Number:"},
-                                               {"<title>", "Topic:"},
-                                               {"<desc>", "Description:"},
-                                               {"<narr>", "Narrative:"}}};
+                                              {"<title>", "Topic:"},
+                                              {"<desc>", "Description:"},
+                                              {"<narr>", "Narrative:"}}};
 
 }  // namespace
 
@@ -64,8 +64,8 @@ bool TrecTopicReader::next(TrecTopic& topic) {
             line_no = m_lines.line_number();
         } else {
             if (!m_lines.next(line)) {
-                if (in_topic) throw BadRecord{"unterminated <top> (end of file before </top>)",
-                                              top_line};
+                if (in_topic)
+                    throw BadRecord{"unterminated <top> (end of file before </top>)", top_line};
                 return false;
             }
             line_no = m_lines.line_number();
@@ -139,8 +139,9 @@ bool TrecTopicReader::next(TrecTopic& topic) {
         if (first == std::string_view::npos) continue;
         std::size_t again = ifind(raw, kFields[f].tag, first + 1);
         if (again != std::string_view::npos) {
-            throw BadRecord{"second " + std::string(kFields[f].tag) + " in one topic (first on line " +
-                                std::to_string(line_of(first)) + ")",
+            throw BadRecord{"second " + std::string(kFields[f].tag) +
+                                " in one topic (first on line " + std::to_string(line_of(first)) +
+                                ")",
                             line_of(again)};
         }
         found.push_back({first, f});

@@ -29,8 +29,9 @@ long grade(const Qrels& q, const std::string& qid, const std::string& docid) {
 
 TEST(QrelsBeir, HeaderAndThreeColumns) {
     // BEIR's qrels/test.tsv: TAB-separated with a header line.
-    auto p = write("test.tsv", "query-id\tcorpus-id\tscore\n1\t31715818\t1\n3\t14717500\t1\n"
-                               "3\t23389795\t2\n42\tdoc-x\t0\n");
+    auto p = write("test.tsv",
+                   "query-id\tcorpus-id\tscore\n1\t31715818\t1\n3\t14717500\t1\n"
+                   "3\t23389795\t2\n42\tdoc-x\t0\n");
     Qrels q = Qrels::load(p);
     EXPECT_EQ(q.num_queries(), 3u);
     EXPECT_EQ(q.num_judgements(), 4u);
@@ -41,7 +42,9 @@ TEST(QrelsBeir, HeaderAndThreeColumns) {
     EXPECT_EQ(q.find("3")->num_rel(1), 2);
 
     // Without the header, with a BOM and CRLF line ends, space-separated: the same.
-    auto r = write("noheader.tsv", "\xEF\xBB\xBF" "1 31715818 1\r\n3\t14717500\t1\r\n");
+    auto r = write("noheader.tsv",
+                   "\xEF\xBB\xBF"
+                   "1 31715818 1\r\n3\t14717500\t1\r\n");
     Qrels q2 = Qrels::load(r);
     EXPECT_EQ(q2.num_judgements(), 2u);
     EXPECT_EQ(grade(q2, "3", "14717500"), 1);
@@ -71,7 +74,8 @@ TEST(QrelsBeir, MixedLayoutsAreErrorsNamingTheLine) {
         FAIL() << "expected ParseError";
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 2u);
-        EXPECT_EQ(e.message(), "malformed qrels line: expected 4 fields 'qid iter docid rel', got 3");
+        EXPECT_EQ(e.message(),
+                  "malformed qrels line: expected 4 fields 'qid iter docid rel', got 3");
     }
     // A header line anywhere but first is a bad grade; a duplicate is an error.
     EXPECT_THROW(Qrels::parse("1\td1\t1\nquery-id\tcorpus-id\tscore\n"), plumb::ParseError);

@@ -46,8 +46,8 @@ fs::path write_gz(const fs::path& rel, const std::string& content) {
 }
 
 /// A tar archive (gzip-compressed when `gzip`) written in process with libarchive.
-fs::path write_tar(const fs::path& rel, const std::vector<std::pair<std::string, std::string>>& files,
-                   bool gzip) {
+fs::path write_tar(const fs::path& rel,
+                   const std::vector<std::pair<std::string, std::string>>& files, bool gzip) {
     fs::path p = root() / rel;
     fs::create_directories(p.parent_path());
     archive* a = archive_write_new();
@@ -241,8 +241,7 @@ TEST(TrecReader, MalformedDocumentsNameFileAndLine) {
     expect_error([&] { read_all(next, trec); }, next.string(), 1,
                  "unterminated <DOC>: a new <DOC> begins on line 4 before </DOC>");
     auto nodocno = write("trec/bad/nodocno.txt", "\n<DOC>\n<TEXT>x</TEXT>\n</DOC>\n");
-    expect_error([&] { read_all(nodocno, trec); }, nodocno.string(), 2,
-                 "<DOC> without <DOCNO>");
+    expect_error([&] { read_all(nodocno, trec); }, nodocno.string(), 2, "<DOC> without <DOCNO>");
     auto twice = write("trec/bad/twice.txt",
                        "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>x</TEXT>\n<DOCNO>b</DOCNO>\n</DOC>\n");
     expect_error([&] { read_all(twice, trec); }, twice.string(), 4,
@@ -255,15 +254,15 @@ TEST(TrecReader, MalformedDocumentsNameFileAndLine) {
     auto ws_id = write("trec/bad/ws_id.txt", "<DOC><DOCNO>a b</DOCNO></DOC>\n");
     expect_error([&] { read_all(ws_id, trec); }, ws_id.string(), 1,
                  "document id 'a b' contains whitespace");
-    auto text = write("trec/bad/text.txt",
-                      "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>\nnever closed\n</DOC>\n");
+    auto text =
+        write("trec/bad/text.txt", "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>\nnever closed\n</DOC>\n");
     expect_error([&] { read_all(text, trec); }, text.string(), 3,
                  "<TEXT> without </TEXT> before </DOC>");
     auto outside = write("trec/bad/outside.txt", "<DOC><DOCNO>a</DOCNO></DOC>\nstray words\n");
     expect_error([&] { read_all(outside, trec); }, outside.string(), 2,
                  "expected <DOC>, found 'stray words' (text outside <DOC>...</DOC>)");
-    auto utf8 = write("trec/bad/utf8.txt",
-                      "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>caf\xC3</TEXT>\n</DOC>\n");
+    auto utf8 =
+        write("trec/bad/utf8.txt", "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>caf\xC3</TEXT>\n</DOC>\n");
     expect_error([&] { read_all(utf8, trec); }, utf8.string(), 3, "invalid UTF-8 at byte 10");
 }
 
@@ -274,7 +273,8 @@ TEST(TrecReader, SkipBadResynchronisesAtTheNextDocument) {
                 "</TEXT>\n</DOC>\n";
     }
     // One bad document of 21 (< 10 %): a broken byte inside it, then an unterminated one.
-    auto p = write("trec/skip.txt", "<DOC>\n<DOCNO>bad</DOCNO>\n<TEXT>\xFF</TEXT>\n</DOC>\n" + good);
+    auto p =
+        write("trec/skip.txt", "<DOC>\n<DOCNO>bad</DOCNO>\n<TEXT>\xFF</TEXT>\n</DOC>\n" + good);
     std::uint64_t skipped = 0;
     auto docs = read_all(p, opts(CorpusFormat::Trec, true), &skipped);
     ASSERT_EQ(docs.size(), 20u);
@@ -373,8 +373,8 @@ TEST(HtmlReader, FolderBomCrlfEmptyAndErrors) {
     EXPECT_EQ(docs[3].id, "c");
     EXPECT_EQ(docs[3].text, "c line");
 
-    auto bad = write_tar("html/bad.tgz", {{"ok.html", "fine"}, {"bad.html", "line one\nx\xC3(\n"}},
-                         true);
+    auto bad =
+        write_tar("html/bad.tgz", {{"ok.html", "fine"}, {"bad.html", "line one\nx\xC3(\n"}}, true);
     expect_error([&] { read_all(bad, opts(CorpusFormat::Html)); }, bad.string() + "/bad.html", 2,
                  "invalid UTF-8 at byte 2");
     auto corrupt = write("html/corrupt.tgz", "\x1f\x8b\x08\x00garbage");
@@ -418,8 +418,9 @@ TEST(TrecTopics, FieldsLikeAnserini) {
     EXPECT_EQ(t[2].text, "Pertinent documents.");
     o.fields = plumb::index::parse_topic_fields("title+description");
     t = plumb::index::read_topics(p, o);
-    EXPECT_EQ(t[1].text,
-              "Poliomyelitis and Post-Polio Is the disease of Poliomyelitis (polio) under control?");
+    EXPECT_EQ(
+        t[1].text,
+        "Poliomyelitis and Post-Polio Is the disease of Poliomyelitis (polio) under control?");
     o.fields = plumb::index::parse_topic_fields("narr");
     t = plumb::index::read_topics(p, o);
     EXPECT_EQ(t[0].text, "A relevant document must as a minimum identify.");
@@ -436,7 +437,8 @@ TEST(TrecTopics, FieldsLikeAnserini) {
             cr += c;
         }
     }
-    for (const auto& [name, text] : std::map<std::string, std::string>{{"crlf", crlf}, {"cr", cr}}) {
+    for (const auto& [name, text] :
+         std::map<std::string, std::string>{{"crlf", crlf}, {"cr", cr}}) {
         auto q = write("topics/" + name + ".txt", text);
         auto u = plumb::index::read_topics(q);
         ASSERT_EQ(u.size(), 3u) << name;
@@ -449,15 +451,17 @@ TEST(TrecTopics, MalformedTopicsNameFileAndLine) {
     auto nonum = write("topics/nonum.txt", "<top>\n<title> x\n</top>\n");
     expect_error([&] { plumb::index::read_topics(nonum); }, nonum.string(), 1,
                  "<top> without <num>");
-    auto open = write("topics/open.txt", "<top>\n<num> Number: 1\n<title> a\n\n<top>\n"
-                                         "<num> Number: 2\n<title> b\n</top>\n");
+    auto open = write("topics/open.txt",
+                      "<top>\n<num> Number: 1\n<title> a\n\n<top>\n"
+                      "<num> Number: 2\n<title> b\n</top>\n");
     expect_error([&] { plumb::index::read_topics(open); }, open.string(), 1,
                  "unterminated <top>: a new <top> begins on line 5 before </top>");
     auto eof = write("topics/eof.txt", "<top>\n<num> Number: 1\n<title> a\n");
     expect_error([&] { plumb::index::read_topics(eof); }, eof.string(), 1,
                  "unterminated <top> (end of file before </top>)");
-    auto dup = write("topics/dup.txt", "<top>\n<num> 7\n<title> a\n</top>\n<top>\n<num> 7\n"
-                                       "<title> b\n</top>\n");
+    auto dup = write("topics/dup.txt",
+                     "<top>\n<num> 7\n<title> a\n</top>\n<top>\n<num> 7\n"
+                     "<title> b\n</top>\n");
     expect_error([&] { plumb::index::read_topics(dup); }, dup.string(), 5,
                  "duplicate query id '7' (first on line 1)");
     auto nodesc = write("topics/nodesc.txt", "<top>\n<num> 7\n<title> a\n</top>\n");
@@ -482,8 +486,9 @@ TEST(BeirFolder, CorpusAndQueries) {
           "{\"_id\": \"4983\", \"title\": \"Microstructural development\", \"text\": \"Alterations "
           "of the architecture\", \"metadata\": {}}\n{\"_id\": \"5836\", \"title\": \"\", "
           "\"text\": \"Induction\"}\n");
-    write("beir/scifact/queries.jsonl", "{\"_id\": \"1\", \"text\": \"0-dimensional biomaterials\","
-                                        " \"metadata\": {}}\n");
+    write("beir/scifact/queries.jsonl",
+          "{\"_id\": \"1\", \"text\": \"0-dimensional biomaterials\","
+          " \"metadata\": {}}\n");
     write("beir/scifact/qrels/test.tsv", "query-id\tcorpus-id\tscore\n1\t4983\t1\n");
     const fs::path dir = root() / "beir/scifact";
     EXPECT_EQ(plumb::index::detect_corpus_format(dir), CorpusFormat::Jsonl);
@@ -522,8 +527,9 @@ TEST(CollectionFormat, DetectionByContent) {
 }
 
 TEST(CollectionFormat, SkipBadNeverTurnsAWrongFormatIntoAnEmptyCorpus) {
-    auto jsonl = write("wrong/corpus.tsv", "{\"_id\": \"1\", \"text\": \"a\"}\n"
-                                          "{\"_id\": \"2\", \"text\": \"b\"}\n");
+    auto jsonl = write("wrong/corpus.tsv",
+                       "{\"_id\": \"1\", \"text\": \"a\"}\n"
+                       "{\"_id\": \"2\", \"text\": \"b\"}\n");
     expect_error([&] { read_all(jsonl, opts(CorpusFormat::Tsv, true)); }, jsonl.string(), 1,
                  "expected MS MARCO TSV (id<TAB>text) but the file looks like JSONL: no record "
                  "parsed (2 bad; first error: expected id<TAB>text, found no TAB)");

@@ -85,11 +85,11 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
               0)
         << slurp(log);
     EXPECT_NE(slurp(log).find("indexed 3 documents"), std::string::npos) << slurp(log);
-    ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
-                      (dir / "topics.txt").string() + " --output " + (dir / "t.run").string() +
-                      " -q",
-                  log),
-              0)
+    ASSERT_EQ(
+        run("search --index " + (dir / "idx").string() + " --topics " +
+                (dir / "topics.txt").string() + " --output " + (dir / "t.run").string() + " -q",
+            log),
+        0)
         << slurp(log);
     // Titles: 401 "volcano" -> FBIS3-1 (HEADLINE); 402 "zebra" only in a dropped BYLINE.
     EXPECT_EQ(top1(dir / "t.run"),
@@ -107,12 +107,12 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
                       (dir / "x.run").string() + " -q",
                   log),
               1);
-    EXPECT_NE(slurp(log).find("unknown topic field 'summary'"), std::string::npos)
-        << slurp(log);
+    EXPECT_NE(slurp(log).find("unknown topic field 'summary'"), std::string::npos) << slurp(log);
 
     // A malformed document is an error naming file and line, also with --format trec.
-    write_file(dir / "bad.sgml", "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>x</TEXT>\n<DOCNO>b</DOCNO>\n"
-                                 "</DOC>\n");
+    write_file(dir / "bad.sgml",
+               "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>x</TEXT>\n<DOCNO>b</DOCNO>\n"
+               "</DOC>\n");
     EXPECT_EQ(run("index --corpus " + (dir / "bad.sgml").string() + " --format trec --index " +
                       (dir / "idx2").string() + " -q",
                   log),
@@ -126,8 +126,9 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
 TEST(CollectionsCli, HtmlTarball) {
     TempDir dir("html_cli");
     write_tgz(dir / "cacm.tar.gz",
-              {{"cacm/CACM-0001.html", "<html>\n<pre>\nPreliminary Report &amp; Algebraic "
-                                       "Language\n</pre>\n</html>\n"},
+              {{"cacm/CACM-0001.html",
+                "<html>\n<pre>\nPreliminary Report &amp; Algebraic "
+                "Language\n</pre>\n</html>\n"},
                {"cacm/CACM-0002.html", "<html>\n<pre>\nExtraction of Roots\n</pre>\n</html>\n"},
                {"cacm/CACM-0003.html", "<html><pre>Techniques for Coding</pre></html>"}});
     write_file(dir / "q.tsv", "1\troots extraction\n2\talgebraic\n3\tamp\n");
@@ -193,8 +194,9 @@ TEST(CollectionsCli, BeirFolderWithQrelsTsv) {
 
 TEST(CollectionsCli, SkipBadOnTheWrongFormatIsAnError) {
     TempDir dir("wrong_cli");
-    write_file(dir / "corpus.tsv", "{\"_id\": \"1\", \"text\": \"a\"}\n{\"_id\": \"2\", \"text\": "
-                                   "\"b\"}\n");
+    write_file(dir / "corpus.tsv",
+               "{\"_id\": \"1\", \"text\": \"a\"}\n{\"_id\": \"2\", \"text\": "
+               "\"b\"}\n");
     auto log = dir / "log.txt";
     EXPECT_EQ(run("index --corpus " + (dir / "corpus.tsv").string() + " --skip-bad --index " +
                       (dir / "idx").string() + " -q",
@@ -213,8 +215,7 @@ TEST(CollectionsCli, SkipBadOnTheWrongFormatIsAnError) {
               1);
     EXPECT_NE(slurp(log).find("1 of 4 records are bad"), std::string::npos) << slurp(log);
     EXPECT_EQ(run("index --corpus " + (dir / "c.tsv").string() +
-                      " --skip-bad --max-bad-share 0.3 --index " + (dir / "idx").string() +
-                      " -q",
+                      " --skip-bad --max-bad-share 0.3 --index " + (dir / "idx").string() + " -q",
                   log),
               0)
         << slurp(log);
