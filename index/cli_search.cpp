@@ -47,6 +47,7 @@ void run_pipeline_search(const SearchArgs& a) {
     request.topics = a.topics;
     request.output = a.output;
     request.tag = a.tag.empty() ? "plumb-pipeline" : a.tag;
+    request.topic_field = a.topic_field;
     request.threads = a.threads;
     request.quiet = a.quiet;
     hook(request);
@@ -54,6 +55,7 @@ void run_pipeline_search(const SearchArgs& a) {
 
 void run_search(const SearchArgs& a) {
     namespace pi = plumb::index;
+    pi::parse_topic_fields(a.topic_field);  // a bad --topic-field fails before any work
     if (!a.pipeline.empty()) {
         run_pipeline_search(a);
         return;
