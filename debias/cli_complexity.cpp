@@ -39,12 +39,15 @@ std::string cv_text(const plumb::eval::DistributionStats& s) {
 struct ComplexityArgs {
     std::string topics, output, wordnet = "/usr/share/wordnet", qrels, run;
     std::string measure = "ndcg_cut.10";
+    std::string topic_field = "title";
     std::size_t buckets = 3;
     bool quiet = false;
 };
 
 void run_complexity(const ComplexityArgs& a) {
-    auto queries = plumb::index::read_topics(a.topics);
+    plumb::index::TopicReadOptions topic_options;
+    topic_options.fields = plumb::index::parse_topic_fields(a.topic_field);
+    auto queries = plumb::index::read_topics(a.topics, topic_options);
     plumb::debias::ComplexityOptions opt;
     opt.buckets = a.buckets;
     plumb::debias::ComplexityAnalyzer analyzer(a.wordnet, opt);
@@ -148,8 +151,12 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& 
     auto* c = d.add_subcommand("complexity",
                                "Linguistic complexity of queries (Lu's lexical and syntactic "
                                "indices), buckets, and a measure's mu/sigma/c_v per bucket");
-    c->add_option("--topics", a->topics, "Topics file (TSV qid<TAB>query or BEIR queries.jsonl)")
+    c->add_option("--topics", a->topics,
+                  "Topics file (TSV qid<TAB>query, BEIR queries.jsonl or TREC <top> topics)")
         ->required();
+    c->add_option("--topic-field", a->topic_field,
+                  "TREC topics: title, description, narrative or several joined by '+'")
+        ->capture_default_str();
     c->add_option("--output,-o", a->output,
                   "Output prefix: PREFIX.tsv (per query), .json, .txt, and with --run a plot "
                   "PREFIX.<measure>.png/.svg")

@@ -10,22 +10,36 @@
 namespace plumb::debias {
 
 std::vector<Judgement> read_qrels(const std::filesystem::path& path) {
+    // TREC `qid iter docid rel` or BEIR `query-id corpus-id score` (header line optional); the
+    // first judgement line decides, as in eval::Qrels::load.
     LineReader reader(path);
     std::vector<Judgement> out;
     std::string_view line;
     std::vector<std::string_view> fields;
+    std::size_t want = 0;  // 3 (BEIR) or 4 (TREC), fixed by the first judgement line
     while (reader.next(line)) {
-        if (trim(line).empty()) continue;
+        if (trim(line).empty() || trim(line).front() == '#') continue;
         split_ws(line, fields);
-        if (fields.size() != 4)
-            reader.fail("expected 4 fields 'qid iter docid relevance', got " +
-                        std::to_string(fields.size()));
+        if (want == 0) {
+            want = fields.size() == 3 ? 3 : 4;
+            if (fields.size() == 3 && fields[0] == "query-id" && fields[1] == "corpus-id" &&
+                fields[2] == "score") {
+                continue;  // BEIR's header line
+            }
+        }
+        if (fields.size() != want)
+            reader.fail(want == 3 ? "expected 3 fields 'query-id corpus-id score' (BEIR qrels, "
+                                    "as on the first line), got " +
+                                        std::to_string(fields.size())
+                                  : "expected 4 fields 'qid iter docid relevance', got " +
+                                        std::to_string(fields.size()));
+        const std::string_view rel_field = fields[want - 1];
         int rel = 0;
         auto [ptr, ec] =
-            std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), rel);
-        if (ec != std::errc() || ptr != fields[3].data() + fields[3].size())
-            reader.fail("relevance is not an integer: '" + std::string(fields[3]) + "'");
-        out.push_back({std::string(fields[0]), std::string(fields[2]), rel});
+            std::from_chars(rel_field.data(), rel_field.data() + rel_field.size(), rel);
+        if (ec != std::errc() || ptr != rel_field.data() + rel_field.size())
+            reader.fail("relevance is not an integer: '" + std::string(rel_field) + "'");
+        out.push_back({std::string(fields[0]), std::string(fields[want - 2]), rel});
     }
     return out;
 }

@@ -18,8 +18,10 @@ struct Judgement {
     int relevance = 0;
 };
 
-/// Reads TREC qrels: 4 whitespace-separated fields, integer relevance. Blank lines are skipped.
-/// Throws IoError, ParseError.
+/// Reads qrels: TREC `qid iter docid rel` (4 whitespace-separated fields) or BEIR's
+/// `query-id corpus-id score` TSV (3 fields, optional header line); the first judgement line
+/// decides. Integer relevance. Blank lines and '#' comments are skipped. Throws IoError,
+/// ParseError.
 std::vector<Judgement> read_qrels(const std::filesystem::path& path);
 
 /// Reads `key<TAB>value` lines (value may be empty; more than two fields is an error).

@@ -152,28 +152,47 @@ std::size_t Qrels::num_judgements() const noexcept { return m_impl->judgements; 
 
 namespace {
 
+/// The layout of one qrels file, fixed by its first judgement line.
+enum class QrelsLayout { Unknown, Trec, Beir };
+
+/// Parses one line of a qrels file: TREC `qid iter docid rel` or BEIR `query-id corpus-id
+/// score` (the first judgement line decides; BEIR's header line is skipped).
 void parse_qrels_line(Qrels& qrels, std::string_view line, const std::string& name,
-                      std::uint64_t line_no) {
+                      std::uint64_t line_no, QrelsLayout& layout) {
     std::string_view f[5];
     std::size_t n = detail::split_fields(line, f, 5);
     if (n == 0 || f[0].front() == '#') return;
-    if (n != 4) {
-        throw ParseError(name, line_no,
-                         "malformed qrels line: expected 4 fields 'qid iter docid rel', got " +
-                             std::to_string(n) + (n == 5 ? " or more" : ""));
+    if (layout == QrelsLayout::Unknown) {
+        if (n == 3 && f[0] == "query-id" && f[1] == "corpus-id" && f[2] == "score") {
+            layout = QrelsLayout::Beir;  // BEIR's header line
+            return;
+        }
+        layout = n == 3 ? QrelsLayout::Beir : QrelsLayout::Trec;
     }
+    const bool beir = layout == QrelsLayout::Beir;
+    const std::size_t want = beir ? 3 : 4;
+    if (n != want) {
+        throw ParseError(
+            name, line_no,
+            std::string("malformed qrels line: expected ") +
+                (beir ? "3 fields 'query-id corpus-id score' (BEIR qrels, as on the first line)"
+                      : "4 fields 'qid iter docid rel'") +
+                ", got " + std::to_string(n) + (n == 5 ? " or more" : ""));
+    }
+    const std::string_view qid = f[0];
+    const std::string_view docid = beir ? f[1] : f[2];
+    const std::string_view rel = beir ? f[2] : f[3];
     long grade = 0;
-    if (!detail::parse_long(f[3], grade)) {
+    if (!detail::parse_long(rel, grade)) {
         throw ParseError(name, line_no,
-                         "relevance grade is not an integer: '" + std::string(f[3]) + "'");
+                         "relevance grade is not an integer: '" + std::string(rel) + "'");
     }
-    auto& q = qrels;
     try {
-        q.add(f[0], f[2], grade);
+        qrels.add(qid, docid, grade);
     } catch (const InvalidArgument&) {
         throw ParseError(name, line_no,
-                         "duplicate judgement for query '" + std::string(f[0]) + "', document '" +
-                             std::string(f[2]) + "'");
+                         "duplicate judgement for query '" + std::string(qid) + "', document '" +
+                             std::string(docid) + "'");
     }
 }
 
@@ -182,20 +201,24 @@ void parse_qrels_line(Qrels& qrels, std::string_view line, const std::string& na
 Qrels Qrels::load(const std::filesystem::path& path) {
     LineReader reader(path);
     Qrels qrels;
+    QrelsLayout layout = QrelsLayout::Unknown;
     std::string_view line;
-    while (reader.next(line)) parse_qrels_line(qrels, line, reader.name(), reader.line_number());
+    while (reader.next(line)) {
+        parse_qrels_line(qrels, line, reader.name(), reader.line_number(), layout);
+    }
     return qrels;
 }
 
 Qrels Qrels::parse(std::string_view text, const std::string& name) {
     Qrels qrels;
+    QrelsLayout layout = QrelsLayout::Unknown;
     std::uint64_t line_no = 0;
     std::size_t pos = 0;
     while (pos < text.size()) {
         std::size_t nl = text.find('\n', pos);
         if (nl == std::string_view::npos) nl = text.size();
         ++line_no;
-        parse_qrels_line(qrels, text.substr(pos, nl - pos), name, line_no);
+        parse_qrels_line(qrels, text.substr(pos, nl - pos), name, line_no, layout);
         pos = nl + 1;
     }
     return qrels;

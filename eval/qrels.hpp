@@ -1,6 +1,7 @@
 #pragma once
 /// \file qrels.hpp
-/// Relevance judgements (TREC qrels: `qid iter docid rel`), read the way trec_eval reads them.
+/// Relevance judgements (TREC qrels: `qid iter docid rel`, or BEIR's `query-id corpus-id score`
+/// TSV), read the way trec_eval reads them.
 ///
 /// Grades are integers and may be negative. Following trec_eval (form_res_rels.c), a document
 /// judged with a negative grade is "in the pool but unjudged": it is never relevant, is not
@@ -78,9 +79,12 @@ public:
     Qrels& operator=(Qrels&&) noexcept;
 
     /// Reads a qrels file: whitespace-separated `qid iter docid rel`, exactly four fields; `rel`
-    /// an integer (negative allowed). Empty lines and lines starting with '#' are skipped.
-    /// Throws IoError when unreadable, ParseError (file:line) for a malformed line, a
-    /// non-integer grade or a duplicate (qid, docid).
+    /// an integer (negative allowed). Also BEIR's qrels (`qrels/test.tsv`): `query-id corpus-id
+    /// score`, three fields, with or without the header line `query-id<TAB>corpus-id<TAB>score`.
+    /// The first judgement line fixes the layout for the whole file (3 fields: BEIR, else
+    /// TREC); a line of the other layout is an error. Empty lines and lines starting with '#'
+    /// are skipped. Throws IoError when unreadable, ParseError (file:line) for a malformed
+    /// line, a non-integer grade or a duplicate (qid, docid).
     static Qrels load(const std::filesystem::path& path);
 
     /// Parses qrels text held in memory; `name` is used in error messages.

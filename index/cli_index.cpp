@@ -19,6 +19,7 @@ struct IndexArgs {
     bool no_stem = false;
     bool no_stop = false;
     bool skip_bad = false;
+    double max_bad_share = 0.1;
     bool no_title = false;
     double ram_mb = 256;
     bool quiet = false;
@@ -34,6 +35,7 @@ void run_index(const IndexArgs& a) {
     o.analysis.stem = !a.no_stem;
     o.analysis.stop = !a.no_stop;
     o.skip_bad = a.skip_bad;
+    o.max_bad_share = a.max_bad_share;
     o.title = !a.no_title;
     o.threads = a.threads;
     o.ram_buffer_mb = a.ram_mb;
@@ -69,22 +71,32 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
     auto args = std::make_shared<IndexArgs>();
     auto* cmd = app.add_subcommand(
         "index",
-        "Index a passage corpus (TSV id<TAB>text or BEIR JSONL) with Lucene++ for exact BM25; "
+        "Index a corpus (MS MARCO TSV id<TAB>text, BEIR JSONL or folder, TREC SGML files or "
+        "folder, HTML folder or tarball) with Lucene++ for exact BM25; "
         "crash-safe (the previous index at --index is replaced only when the new one is "
         "complete)");
-    cmd->add_option("--corpus,-c", args->corpus, "Corpus file (\"-\" = standard input)")
+    cmd->add_option("--corpus,-c", args->corpus,
+                    "Corpus file, folder (BEIR, TREC, HTML) or tarball (\"-\" = standard input)")
         ->required();
     cmd->add_option("--index,-i", args->index, "Index directory to create or replace")
         ->required();
     cmd->add_option("--format", args->format,
-                    "Corpus format: tsv or jsonl (default: by extension, .jsonl/.json = jsonl)")
-        ->check(CLI::IsMember({"tsv", "jsonl"}));
+                    "Corpus format: tsv, jsonl, trec or html (default: detected: a folder with "
+                    "corpus.jsonl = jsonl, other folders by their first file, .tar/.tgz = html, "
+                    ".jsonl/.json = jsonl, a file starting with <DOC> = trec, else tsv)")
+        ->check(CLI::IsMember({"tsv", "jsonl", "trec", "html"}));
     cmd->add_option("--threads,-t", args->threads, "Analysis threads (plus one writer thread)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 256u));
     cmd->add_flag("--no-stem", args->no_stem, "Disable Porter stemming");
     cmd->add_flag("--no-stop", args->no_stop, "Keep English stop words");
-    cmd->add_flag("--skip-bad", args->skip_bad, "Skip (and count) malformed corpus lines");
+    cmd->add_flag("--skip-bad", args->skip_bad,
+                  "Skip (and count) malformed corpus lines or documents; a file where none "
+                  "parses or more than --max-bad-share fail is still an error");
+    cmd->add_option("--max-bad-share", args->max_bad_share,
+                    "With --skip-bad: largest tolerated share of bad records per file")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
     cmd->add_flag("--no-title", args->no_title,
                   "JSONL: index and store only the text (default: title + \" \" + text)");
     cmd->add_option("--ram-mb", args->ram_mb, "Lucene++ RAM buffer in MB")

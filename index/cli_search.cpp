@@ -31,6 +31,7 @@ struct SearchArgs {
     bool no_stem = false;
     bool no_stop = false;
     bool skip_bad = false;
+    std::string topic_field = "title";
     bool quiet = false;
     std::string pipeline;  ///< JSON pipeline configuration (replaces the BM25 options)
 };
@@ -46,6 +47,7 @@ void run_pipeline_search(const SearchArgs& a) {
     request.topics = a.topics;
     request.output = a.output;
     request.tag = a.tag.empty() ? "plumb-pipeline" : a.tag;
+    request.topic_field = a.topic_field;
     request.threads = a.threads;
     request.quiet = a.quiet;
     hook(request);
@@ -53,6 +55,7 @@ void run_pipeline_search(const SearchArgs& a) {
 
 void run_search(const SearchArgs& a) {
     namespace pi = plumb::index;
+    pi::parse_topic_fields(a.topic_field);  // a bad --topic-field fails before any work
     if (!a.pipeline.empty()) {
         run_pipeline_search(a);
         return;
@@ -66,9 +69,12 @@ void run_search(const SearchArgs& a) {
         want.stop = !a.no_stop;
         open_options.expect_analysis = want;
     }
+    pi::TopicReadOptions topic_options;
+    topic_options.skip_bad = a.skip_bad;
+    topic_options.fields = pi::parse_topic_fields(a.topic_field);
     auto searcher = pi::Bm25Searcher::open(a.index, open_options);
     std::uint64_t skipped = 0;
-    auto queries = pi::read_topics(a.topics, a.skip_bad, &skipped);
+    auto queries = pi::read_topics(a.topics, topic_options, &skipped);
 
     pi::SearchOptions o;
     o.bm25.k1 = a.k1;
@@ -119,7 +125,14 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
                     "JSON pipeline configuration (see `plumb pipeline`); only --topics, "
                     "--output, --threads, --tag and --quiet apply")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--topics", args->topics, "Topics file")->required();
+    cmd->add_option("--topics", args->topics,
+                    "Topics: TSV qid<TAB>query, BEIR queries.jsonl (or its folder), or TREC "
+                    "<top> topics")
+        ->required();
+    cmd->add_option("--topic-field", args->topic_field,
+                    "TREC topics: the fields making the query, title, description, narrative "
+                    "or several joined by '+' (e.g. title+description)")
+        ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "Output run file (written atomically)")
         ->required();
     cmd->add_option("--k,--hits", args->k, "Results per query")->capture_default_str();

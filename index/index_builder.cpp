@@ -280,7 +280,11 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
     const fs::path& tmp = guard.path;
     fs::create_directories(tmp / detail::kLuceneDir);
 
-    CorpusReader reader(corpus, CorpusReaderOptions{options.format, options.skip_bad});
+    CorpusReaderOptions reader_options;
+    reader_options.format = options.format;
+    reader_options.skip_bad = options.skip_bad;
+    reader_options.max_bad_share = options.max_bad_share;
+    CorpusReader reader(corpus, reader_options);
     IndexBuildStats stats;
 
     // Side files written in corpus order by this thread.
@@ -289,6 +293,8 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
     std::string ids;
     std::vector<std::uint64_t> id_off{0};
     std::vector<std::uint64_t> id_line;
+    std::vector<std::uint32_t> id_file;     // index into file_names (folders, archives)
+    std::vector<std::string> file_names;
     std::unordered_multimap<std::size_t, std::uint32_t> id_hashes;
     std::vector<std::uint32_t> doclen;  // written by the writer thread only
     std::uint64_t total_length = 0;
@@ -450,15 +456,27 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
                 std::string_view other(ids.data() + id_off[it->second],
                                        id_off[it->second + 1] - id_off[it->second]);
                 if (other == d.id) {
+                    const std::string& first_file = file_names[id_file[it->second]];
+                    const std::uint64_t first_line = id_line[it->second];
+                    std::string where;
+                    if (first_file == reader.name()) {
+                        where = "first at line " + std::to_string(first_line);
+                    } else {
+                        where = "first in " + first_file +
+                                (first_line > 0 ? ":" + std::to_string(first_line) : "");
+                    }
                     throw ParseError(reader.name(), reader.line_number(),
-                                     "duplicate document id '" + d.id + "' (first at line " +
-                                         std::to_string(id_line[it->second]) + ")");
+                                     "duplicate document id '" + d.id + "' (" + where + ")");
                 }
             }
             id_hashes.emplace(h, doc);
             ids += d.id;
             id_off.push_back(ids.size());
             id_line.push_back(reader.line_number());
+            if (file_names.empty() || file_names.back() != reader.name()) {
+                file_names.push_back(reader.name());
+            }
+            id_file.push_back(static_cast<std::uint32_t>(file_names.size() - 1));
 
             if (d.title.empty() || !options.title) {
                 joined = std::move(d.text);

@@ -42,7 +42,9 @@ struct IndexBuildOptions {
     CorpusFormat format = CorpusFormat::Tsv;
     AnalysisOptions analysis;
     bool skip_bad = false;        ///< skip malformed corpus lines (counted) instead of failing
+    double max_bad_share = 0.1;   ///< with skip_bad: see CorpusReaderOptions::max_bad_share
     bool title = true;            ///< JSONL: index and store "title text" (false: text only)
+                                  ///< (BEIR's and Pyserini's BEIR indexes join them the same way)
     unsigned threads = 1;         ///< analysis threads (plus one writer thread)
     double ram_buffer_mb = 256;   ///< Lucene++ IndexWriter RAM buffer
 };

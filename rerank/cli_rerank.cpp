@@ -96,6 +96,7 @@ std::vector<plumb::RankedList> load_run(const std::string& path) {
 
 struct RerankArgs {
     std::string index, corpus, topics, run, model, type, output, tag;
+    std::string topic_field = "title";
     std::size_t depth = 100;
     std::size_t batch = 32;
     std::size_t max_length = 512;
@@ -146,7 +147,9 @@ std::unique_ptr<plumb::RerankStage> make_stage(const RerankArgs& a) {
 void run_rerank(const RerankArgs& a) {
     if (a.depth == 0 || a.batch == 0) throw plumb::ConfigError("--depth and --batch must be > 0");
     auto source = open_text_source(a.index, a.corpus);
-    auto topics = pi::read_topics(a.topics);
+    pi::TopicReadOptions topic_options;
+    topic_options.fields = pi::parse_topic_fields(a.topic_field);
+    auto topics = pi::read_topics(a.topics, topic_options);
     std::unordered_map<std::string, const plumb::Query*> by_qid;
     for (const auto& q : topics) by_qid.emplace(q.id, &q);
     auto lists = load_run(a.run);
@@ -197,8 +200,13 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
     cmd->add_option("--index,-i", args->index, "Index directory (passage text source)");
     cmd->add_option("--corpus", args->corpus,
                     "Corpus file (TSV id<TAB>text or BEIR JSONL) as the text source instead");
-    cmd->add_option("--topics", args->topics, "Topics file (TSV or BEIR queries.jsonl)")
+    cmd->add_option("--topics", args->topics,
+                    "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
         ->required();
+    cmd->add_option("--topic-field", args->topic_field,
+                    "TREC topics: the fields making the query, title, description, narrative "
+                    "or several joined by '+' (e.g. title+description)")
+        ->capture_default_str();
     cmd->add_option("--run", args->run, "Input TREC run")->required();
     cmd->add_option("--model,-m", args->model,
                     "Model folder (Hugging Face config.json, vocab.txt, model.safetensors; TK: "
@@ -354,6 +362,7 @@ const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
 
 struct DenseSearchArgs {
     std::string vectors, model, topics, output, fuse_run, fusion = "rrf", tag;
+    std::string topic_field = "title";
     std::size_t k = 1000, max_length = 64;
     double alpha = 0.5;
     int ef_search = 0, threads = 0;
@@ -373,7 +382,9 @@ void run_dense_search(const DenseSearchArgs& a) {
     o.threads = a.threads;
     auto encoder = pr::BiEncoder::from_folder(a.model, o);
     pr::DenseRetriever retriever(encoder, index, "dense");
-    auto queries = pi::read_topics(a.topics);
+    pi::TopicReadOptions topic_options;
+    topic_options.fields = pi::parse_topic_fields(a.topic_field);
+    auto queries = pi::read_topics(a.topics, topic_options);
 
     std::vector<plumb::RankedList> lists;
     {
@@ -407,7 +418,12 @@ const plumb::cli::CommandRegistrar kDenseSearch{"dense-search", [](CLI::App& app
                         "FAISS index; optionally fuse with a BM25 run");
     cmd->add_option("--vectors", args->vectors, "Vector folder (plumb encode)")->required();
     cmd->add_option("--model,-m", args->model, "The model folder used to encode")->required();
-    cmd->add_option("--topics", args->topics, "Topics file")->required();
+    cmd->add_option("--topics", args->topics,
+                    "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
+        ->required();
+    cmd->add_option("--topic-field", args->topic_field,
+                    "TREC topics: title, description, narrative or several joined by '+'")
+        ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
     cmd->add_option("--k", args->k, "Results per query")->capture_default_str();
     cmd->add_option("--fuse-bm25", args->fuse_run, "A run (e.g. BM25) to fuse with");

@@ -281,7 +281,9 @@ namespace {
 std::vector<SearchResult> run_topics(const Pipeline& pipeline, const std::filesystem::path& topics,
                                      const std::filesystem::path& run,
                                      const PipelineRunOptions& options) {
-    auto queries = index::read_topics(topics);
+    index::TopicReadOptions topic_options;
+    topic_options.fields = options.topic_fields;
+    auto queries = index::read_topics(topics, topic_options);
     BatchOptions b;
     b.threads = options.threads;
     b.progress = options.progress;

@@ -45,6 +45,9 @@ void register_builtins(Registry& registry);
 struct PipelineRunOptions {
     unsigned threads = 1;       ///< host threads (queries in parallel)
     std::string tag = "plumb";  ///< run tag (column 6)
+    /// TREC topics files: the fields making the query text (index::TopicField bits, e.g.
+    /// index::parse_topic_fields("title+description")); default title.
+    unsigned topic_fields = 1;
     ProgressCallback progress;  ///< (queries done, total)
     const CancelToken* cancel = nullptr;
     /// When set: the post-filters' measures (SearchResult::reports) are written there as TSV
@@ -52,7 +55,7 @@ struct PipelineRunOptions {
     std::filesystem::path report;
 };
 
-/// Reads a topics file (TSV `qid<TAB>query` or BEIR queries JSONL), runs every query through the
+/// Reads a topics file (TSV `qid<TAB>query`, BEIR queries JSONL or TREC topics), runs every query through the
 /// pipeline and writes the TREC run atomically to `run`. Returns the number of queries.
 std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& topics,
                          const std::filesystem::path& run, const PipelineRunOptions& options = {});

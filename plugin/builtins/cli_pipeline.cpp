@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "index/corpus.hpp"
 #include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
@@ -12,6 +13,7 @@ namespace {
 struct PipelineArgs {
     std::string config;
     std::string topics;
+    std::string topic_field = "title";
     std::string output;
     std::vector<std::string> plugins;
     unsigned threads = 1;
@@ -31,9 +33,13 @@ void setup(CLI::App& app) {
                     "pipeline configuration (JSON, or YAML when named *.yaml / *.yml)")
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("--topics", args->topics, "topics (TSV qid<TAB>query or BEIR JSONL)")
+    cmd->add_option("--topics", args->topics,
+                    "topics (TSV qid<TAB>query, BEIR JSONL or TREC <top> topics)")
         ->required()
         ->check(CLI::ExistingFile);
+    cmd->add_option("--topic-field", args->topic_field,
+                    "TREC topics: title, description, narrative or several joined by '+'")
+        ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "output TREC run")->required();
     cmd->add_option("--plugin", args->plugins, "plugin library to load (repeatable)");
     cmd->add_option("--threads", args->threads, "queries searched in parallel")
@@ -50,6 +56,7 @@ void setup(CLI::App& app) {
         o.threads = args->threads;
         o.tag = args->tag;
         o.report = args->report;
+        o.topic_fields = plumb::index::parse_topic_fields(args->topic_field);
         plumb::cli::ProgressBar bar("pipeline", "queries", !args->quiet);
         o.progress = bar.callback();
         std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());

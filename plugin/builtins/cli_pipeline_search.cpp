@@ -1,5 +1,6 @@
 // Part of the LibTorch CLI module: runs `plumb search --pipeline FILE` for the core `search`
 // command (see plugin/cli/command.hpp, pipeline_search_hook).
+#include "index/corpus.hpp"
 #include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
@@ -10,6 +11,7 @@ void run(const plumb::cli::PipelineSearchRequest& r) {
     plumb::PipelineRunOptions o;
     o.threads = r.threads;
     o.tag = r.tag;
+    o.topic_fields = plumb::index::parse_topic_fields(r.topic_field);
     plumb::cli::ProgressBar bar("search", "queries", !r.quiet);
     o.progress = bar.callback();
     plumb::run_pipeline_config(r.config, r.topics, r.output, {}, o, false);

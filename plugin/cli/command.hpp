@@ -55,6 +55,7 @@ struct PipelineSearchRequest {
     std::string topics;
     std::string output;
     std::string tag;
+    std::string topic_field = "title";  ///< TREC topics: title, description, ... joined by '+'
     unsigned threads = 1;
     bool quiet = false;
 };

@@ -180,7 +180,9 @@ TEST(TsvReader, SkipBadCountsAndContinues) {
                        "3\tx\ty\n"
                        "4\tgood two\n");
     std::uint64_t skipped = 0;
-    auto docs = read_all(p, tsv(true), &skipped);
+    auto opt = tsv(true);
+    opt.max_bad_share = 1.0;  // 4 of 6 lines are bad: only the share rule would object
+    auto docs = read_all(p, opt, &skipped);
     ASSERT_EQ(docs.size(), 2u);
     EXPECT_EQ(docs[0].id, "1");
     EXPECT_EQ(docs[1].id, "4");
@@ -295,7 +297,9 @@ TEST(JsonlReader, SkipBadCountsAndContinues) {
                        "{\"text\": \"no id\"}\n"
                        "{\"_id\": \"b\", \"text\": \"two\"}\n");
     std::uint64_t skipped = 0;
-    auto docs = read_all(p, jsonl(true), &skipped);
+    auto opt = jsonl(true);
+    opt.max_bad_share = 1.0;  // 2 of 4 lines are bad: only the share rule would object
+    auto docs = read_all(p, opt, &skipped);
     ASSERT_EQ(docs.size(), 2u);
     EXPECT_EQ(docs[1].id, "b");
     EXPECT_EQ(skipped, 2u);

@@ -480,6 +480,11 @@ TEST(IndexBuild, SkipBadCountsMalformedLines) {
     EXPECT_THROW(pi::build_index(c, dir / "idx"), plumb::ParseError);
     pi::IndexBuildOptions o;
     o.skip_bad = true;
+    // 1 bad line of 3 is more than the default 10 % --skip-bad tolerates ...
+    EXPECT_THROW(pi::build_index(c, dir / "idx", o), plumb::ParseError);
+    EXPECT_FALSE(fs::exists(dir / "idx"));
+    // ... and fine with a larger share.
+    o.max_bad_share = 0.5;
     auto st = pi::build_index(c, dir / "idx", o);
     EXPECT_EQ(st.documents, 2u);
     EXPECT_EQ(st.skipped, 1u);
