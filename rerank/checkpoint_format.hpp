@@ -52,8 +52,8 @@ std::string wrong_format_message(const std::filesystem::path& path, CheckpointFo
 /// expected: `*.safetensors` must be safetensors, `*.bin`, `*.pt`, `*.pth` a PyTorch zip
 /// checkpoint; any other name is sniffed and may be either. A file whose content is another
 /// format throws CheckpointError "<file>: this is <format found>, not <format expected>". The
-/// result of a PyTorch file owns its tensors in memory (the mapping of a safetensors file is
-/// borrowed as SafetensorsFile does).
+/// result of a PyTorch file owns its tensors in memory and its metadata() is
+/// `{"format": "pytorch-zip"}` (a safetensors file is mapped and keeps its own metadata).
 SafetensorsFile load_weights_file(const std::filesystem::path& path);
 
 /// The weights file of a Hugging Face model folder: `model.safetensors` when present, else

@@ -67,15 +67,15 @@ void run_checkpoint_info(const std::string& path) {
                     static_cast<long long>(c.num_labels));
         weights = pr::find_weights_file(path);
     }
-    pr::SafetensorsFile f = pr::load_weights_file(weights);
-    const bool pytorch = f.metadata().count("format") && f.metadata().at("format") == "pytorch-zip";
+    pr::SafetensorsFile f = pr::load_weights_file(weights);  // names a wrong format
+    const bool pytorch = pr::sniff_checkpoint_format(weights) == pr::CheckpointFormat::PytorchZip;
     std::printf("# format: %s\n",
-                pytorch ? pr::checkpoint_format_description(pr::CheckpointFormat::PytorchZip)
-                        : pr::checkpoint_format_description(pr::CheckpointFormat::Safetensors));
+                pr::checkpoint_format_description(pytorch ? pr::CheckpointFormat::PytorchZip
+                                                          : pr::CheckpointFormat::Safetensors));
     long long params = 0;
     for (const auto& t : f.tensors()) params += t.numel();
     std::printf("# %zu tensors, %lld parameters\n", f.size(), params);
-    if (!pytorch) {
+    if (!pytorch) {  // a PyTorch file has no metadata of its own
         for (const auto& [k, v] : f.metadata()) {
             std::printf("# metadata %s = %s\n", k.c_str(), v.c_str());
         }

@@ -77,6 +77,23 @@ constexpr AllowedGlobal kAllowed[] = {
     {"torch", "ShortStorage", Global::Storage, Elem::Unsupported},
 };
 
+// A name from the file, safe to print: control and non-ASCII bytes as \xNN, at most 80 bytes.
+std::string printable(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size() && i < 80; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        }
+    }
+    if (s.size() > 80) out += "...";
+    return out;
+}
+
 enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
 
 const char* kind_name(Kind k) {
@@ -217,6 +234,7 @@ private:
     std::vector<std::size_t> m_marks;
     std::unordered_map<std::uint64_t, Value*> m_memo;
     std::unordered_map<std::string, Value*> m_storages;
+    std::size_t m_copied = 0;  // items copied by OrderedDict(list)
 };
 
 Value* Unpickler::global(const std::string& module, const std::string& name) {
@@ -229,7 +247,7 @@ Value* Unpickler::global(const std::string& module, const std::string& name) {
             return v;
         }
     }
-    fail("the pickle references the global '" + module + "." + name +
+    fail("the pickle references the global '" + printable(module + "." + name) +
          "', which a state dict never needs; plumb does not run code from checkpoints "
          "(allowed: collections.OrderedDict, torch._utils._rebuild_tensor_v2, "
          "_rebuild_tensor, _rebuild_parameter, torch.*Storage)");
@@ -248,11 +266,12 @@ Value* Unpickler::persistent(Value* pid) {
     const std::string& key = expect(a[2], Kind::String, "a storage key")->s;
     expect(a[3], Kind::String, "a storage location");
     const std::int64_t numel = expect(a[4], Kind::Int, "a storage size")->i;
-    if (numel < 0) fail("storage '" + key + "' has a negative size");
+    if (numel < 0) fail("storage '" + printable(key) + "' has a negative size");
     auto it = m_storages.find(key);
     if (it != m_storages.end()) {
         if (it->second->elem != a[1]->elem || it->second->i != numel) {
-            fail("storage '" + key + "' is referenced with two different types or sizes");
+            fail("storage '" + printable(key) +
+                 "' is referenced with two different types or sizes");
         }
         return it->second;
     }
@@ -276,6 +295,9 @@ Value* Unpickler::reduce(Value* callable, Value* args) {
             if (a.size() != 1 || a[0]->kind != Kind::List) {
                 fail("collections.OrderedDict called with unexpected arguments");
             }
+            // Copies of memoised lists could otherwise grow quadratically with the file.
+            m_copied += a[0]->items.size();
+            if (m_copied > m_data.size()) fail("malformed pickle (too many dict items)");
             for (Value* pair : a[0]->items) {
                 if (pair->kind != Kind::Tuple || pair->items.size() != 2) {
                     fail("collections.OrderedDict called with a list that is not of pairs");
@@ -628,7 +650,7 @@ std::map<std::string, TensorData> read_pytorch_state_dict(const std::filesystem:
                 const std::string record = "data/" + storage->s;
                 if (!reader->hasRecord(record)) {
                     throw CheckpointError(file + ": tensor '" + name + "': storage record '" +
-                                          record + "' is missing from the archive");
+                                          printable(record) + "' is missing from the archive");
                 }
                 auto [ptr, size] = reader->getRecord(record);
                 total_record_bytes += size;
@@ -644,10 +666,10 @@ std::map<std::string, TensorData> read_pytorch_state_dict(const std::filesystem:
         std::uint64_t storage_bytes = 0;
         if (__builtin_mul_overflow(static_cast<std::uint64_t>(storage_numel), es, &storage_bytes) ||
             storage_bytes > record_size) {
-            throw CheckpointError(file + ": tensor '" + name + "': storage '" + storage->s +
-                                  "' declares " + std::to_string(storage_numel) +
-                                  " elements but its record holds " + std::to_string(record_size) +
-                                  " bytes");
+            throw CheckpointError(
+                file + ": tensor '" + name + "': storage '" + printable(storage->s) +
+                "' declares " + std::to_string(storage_numel) + " elements but its record holds " +
+                std::to_string(record_size) + " bytes");
         }
         // The view must lie inside the storage.
         const auto& shape = value->shape;
