@@ -193,7 +193,9 @@ CheckpointFormat sniff_checkpoint_format(const fs::path& path, std::string* deta
         return CheckpointFormat::PytorchLegacy;
     }
     if (n >= 2 && h[0] == 0x80 && h[1] >= 2 && h[1] <= 5) return CheckpointFormat::Pickle;
-    if (starts("GGUF")) return CheckpointFormat::Gguf;
+    if (starts("GGUF") && n >= 8 && h[4] >= 1 && h[4] <= 3 && h[5] == 0 && h[6] == 0 && h[7] == 0) {
+        return CheckpointFormat::Gguf;  // magic + version 1-3 (uint32 little-endian)
+    }
     if (starts(std::string_view("\x89HDF\r\n\x1a\n", 8))) return CheckpointFormat::Hdf5;
     if (starts(std::string_view("\x93NUMPY", 6))) return CheckpointFormat::Numpy;
     if (starts(std::string_view("\x1f\x8b", 2))) return CheckpointFormat::Gzip;

@@ -7,6 +7,7 @@
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
 
@@ -235,6 +236,18 @@ void WordEmbeddings::rebuild_index() {
 }
 
 WordEmbeddings load_text_embeddings(const fs::path& path, const EmbeddingsTextOptions& options) {
+    if (path != "-") {
+        std::error_code ec;
+        if (fs::is_regular_file(path, ec)) {
+            const auto found = sniff_checkpoint_format(path);
+            if (found != CheckpointFormat::Unknown && found != CheckpointFormat::Gzip &&
+                found != CheckpointFormat::Empty) {
+                throw ParseError(path.string(), 0,
+                                 std::string("this is ") + checkpoint_format_description(found) +
+                                     ", not word vectors (GloVe, word2vec, fastText)");
+            }
+        }
+    }
     if (options.format == EmbeddingsFormat::Word2VecBinary ||
         ((options.format == EmbeddingsFormat::Auto ||
           options.format == EmbeddingsFormat::Word2Vec) &&

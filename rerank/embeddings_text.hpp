@@ -30,6 +30,8 @@
 /// when the file cannot be read. Binary files name the entry instead of a line
 /// ("<file>: entry 3 of 10 ('word'): ..."): truncated entries, a word that is not UTF-8 (what a
 /// wrong dimension in the header produces), non-finite values, data after the announced count.
+/// A file in a known non-text format (a zip, pickle, safetensors, NumPy, ... file; see
+/// checkpoint_format.hpp) is a ParseError naming that format.
 
 #include <cstddef>
 #include <cstdint>

@@ -244,3 +244,15 @@ TEST(TextEmbeddings, FastTextVec) {
     o.format = EmbeddingsFormat::Word2VecText;
     EXPECT_EQ(load_text_embeddings(p, o).words, e.words);
 }
+
+TEST(TextEmbeddings, OtherFormatsAreNamed) {
+    auto p = write("vectors.bin", std::string("PK\x03\x04\x14\0\0\0", 8));
+    auto err = parse_error(p);
+    EXPECT_EQ(std::string(err.what()),
+              p.string() + ": this is a zip archive, not word vectors (GloVe, word2vec, fastText)");
+    p = write("vectors.npy", std::string("\x93NUMPY\x01\0v\0{'descr': '<f4'}", 22));
+    EXPECT_NE(std::string(parse_error(p).what()).find("this is a NumPy .npy array"),
+              std::string::npos);
+    // A GloVe file whose first word merely starts with "GGUF" is still GloVe.
+    EXPECT_EQ(load_text_embeddings(write("gguf_word.txt", "GGUFish 1 2\n")).words.size(), 3u);
+}

@@ -22,6 +22,7 @@
 #include "rerank/checkpoint_format.hpp"
 #include "rerank/pytorch_checkpoint.hpp"
 #include "rerank/safetensors.hpp"
+#include "rerank/torchscript_stage.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -394,4 +395,16 @@ TEST_F(PytorchCheckpoint, CorruptedPickleIsAnErrorNeverACrash) {
     }
     EXPECT_GT(rejected, size);  // most single-byte changes break the pickle
     std::cout << "corrupted pickles: " << loaded << " loaded, " << rejected << " rejected\n";
+}
+
+TEST_F(PytorchCheckpoint, TorchScriptStageNamesAStateDict) {
+    TorchScriptStageOptions o;
+    o.model = dir() / "bin32/pytorch_model.bin";
+    o.tokenizer = dir() / "bin32";
+    const std::string msg = error_of([&] { TorchScriptStage stage(o); });
+    EXPECT_EQ(msg, o.model.string() +
+                       ": this is a PyTorch zip checkpoint (torch.save), not a TorchScript "
+                       "archive (torch.jit.save)");
+    o.model = dir() / "ts/pytorch_model.bin";  // the real TorchScript archive loads
+    EXPECT_EQ(error_of([&] { TorchScriptStage stage(o); }), "<no CheckpointError>");
 }
