@@ -11,8 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
