@@ -623,6 +623,11 @@ std::map<std::string, TensorData> read_pytorch_state_dict(const std::filesystem:
     std::map<std::string, TensorData> out;
     std::unordered_map<std::string, std::pair<at::DataPtr, std::size_t>> records;
     std::uint64_t total_record_bytes = 0, total_out_bytes = 0;
+    // A storage's bytes are dropped after its last tensor: peak memory stays near one copy.
+    std::unordered_map<std::string, std::size_t> uses;
+    for (std::size_t k = 1; k < root->items.size(); k += 2) {
+        if (root->items[k]->kind == Kind::Tensor) ++uses[root->items[k]->storage->s];
+    }
     for (std::size_t k = 0; k + 1 < root->items.size(); k += 2) {
         const Value* key = root->items[k];
         const Value* value = root->items[k + 1];
@@ -770,6 +775,7 @@ std::map<std::string, TensorData> read_pytorch_state_dict(const std::filesystem:
             }
         }
         out.insert_or_assign(name, std::move(t));
+        if (--uses[storage->s] == 0) records.erase(storage->s);
     }
     return out;
 }
