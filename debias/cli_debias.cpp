@@ -180,11 +180,12 @@ void run_liwc(const LiwcArgs& a) {
     auto s = db::write_phi_file(o, dic, cats, a.output, bar.callback());
     bar.finish();
     std::printf(
-        "dictionary: %zu categories, %zu words, %zu prefixes, %zu bad lines skipped\n"
+        "dictionary: %zu categories, %zu words, %zu prefixes, %zu phrases, %zu bad lines "
+        "skipped\n"
         "passages written: %llu, run passages not in the collection: %llu, bad corpus "
         "lines skipped: %llu\nwrote %s\n",
         dic.categories().size(), dic.exact_entries(), dic.prefix_entries(),
-        dic.skipped_lines().size(), static_cast<ull>(s.written), static_cast<ull>(s.missing),
+        dic.phrase_entries(), dic.skipped_lines().size(), static_cast<ull>(s.written), static_cast<ull>(s.missing),
         static_cast<ull>(s.skipped_bad), a.output.c_str());
 }
 

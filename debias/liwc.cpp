@@ -35,18 +35,18 @@ std::optional<int> parse_int(std::string_view s) {
     return v;
 }
 
-/// Iterates the lines of `text` (LF or CRLF), 1-based numbers; strips a leading BOM.
+/// Iterates the lines of `text`, 1-based numbers; strips a leading BOM. A line ends at LF, CRLF
+/// or a lone CR (classic Mac OS line ends, used by public LIWC-format dictionaries).
 template <typename F>
 void for_each_line(std::string_view text, F&& f) {
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     std::uint64_t no = 0;
     while (!text.empty()) {
-        auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        f(++no, line);
-        if (nl == std::string_view::npos) break;
-        text.remove_prefix(nl + 1);
+        const auto end = text.find_first_of("\r\n");
+        f(++no, text.substr(0, end));
+        if (end == std::string_view::npos) break;
+        const bool crlf = text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
+        text.remove_prefix(end + (crlf ? 2 : 1));
     }
 }
 
@@ -109,10 +109,16 @@ LiwcDictionary LiwcDictionary::parse(std::string_view text, const std::string& n
             word = line.substr(0, sp);
             rest = sp == std::string_view::npos ? std::string_view{} : line.substr(sp + 1);
         }
-        if (word.find_first_of(" \v\f") != std::string_view::npos)
-            return bad(no, "multi-word entry '" + std::string(word) + "' is not supported");
+        // A multi-word entry (`kind of<TAB>1 2`) is a phrase: its words, lower-cased and joined
+        // by one space, are matched against consecutive tokens.
+        std::vector<std::string_view> phrase_words;
+        split_ws(word, phrase_words);
+        const bool phrase = phrase_words.size() > 1;
         if (word.empty() || word == "*") return bad(no, "empty word");
         auto star = word.find('*');
+        if (phrase && star != std::string_view::npos)
+            return bad(no,
+                       "'*' is not supported in a multi-word entry: '" + std::string(word) + "'");
         if (star != std::string_view::npos && star + 1 != word.size())
             return bad(no, "'*' is only allowed at the end of a word: '" + std::string(word) + "'");
         split_ws(rest, id_fields);
@@ -125,6 +131,16 @@ LiwcDictionary LiwcDictionary::parse(std::string_view text, const std::string& n
                                    "' (conditional LIWC entries are not supported)");
             if (!ids.count(*id)) return bad(no, "undeclared category id " + std::to_string(*id));
             cats.push_back(*id);
+        }
+        if (phrase) {
+            std::string key;
+            for (auto w : phrase_words) key += (key.empty() ? "" : " ") + lower_ascii(w);
+            auto& slot = dic.m_phrases[key];
+            slot.insert(slot.end(), cats.begin(), cats.end());
+            std::sort(slot.begin(), slot.end());
+            slot.erase(std::unique(slot.begin(), slot.end()), slot.end());
+            dic.m_max_phrase_words = std::max(dic.m_max_phrase_words, phrase_words.size());
+            return;
         }
         bool prefix = star != std::string_view::npos;
         std::string key = lower_ascii(prefix ? word.substr(0, word.size() - 1) : word);
@@ -161,6 +177,11 @@ const std::vector<int>& LiwcDictionary::lookup(std::string_view token) const {
     return kEmpty;
 }
 
+const std::vector<int>* LiwcDictionary::lookup_phrase(const std::string& words) const {
+    auto it = m_phrases.find(words);
+    return it == m_phrases.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> liwc_tokens(std::string_view text) {
     std::vector<std::string_view> raw;
     split_ws(text, raw);
@@ -179,10 +200,30 @@ std::vector<double> liwc_phi(std::string_view text, const LiwcDictionary& dic,
     std::vector<double> phi(categories.size(), 0.0);
     auto tokens = liwc_tokens(text);
     if (tokens.empty()) return phi;
-    for (const auto& t : tokens) {
-        const auto& cats = dic.lookup(t);
+    auto count = [&](const std::vector<int>& cats) {
         for (std::size_t k = 0; k < categories.size(); ++k)
             if (std::binary_search(cats.begin(), cats.end(), categories[k])) phi[k] += 1.0;
+    };
+    std::string key;
+    for (std::size_t i = 0; i < tokens.size();) {
+        // The longest phrase starting here wins; its tokens are not matched again one by one.
+        std::size_t matched = 0;
+        for (std::size_t len = std::min(dic.max_phrase_words(), tokens.size() - i); len > 1;
+             --len) {
+            key = tokens[i];
+            for (std::size_t k = 1; k < len; ++k) key += " " + tokens[i + k];
+            if (const auto* cats = dic.lookup_phrase(key)) {
+                count(*cats);
+                matched = len;
+                break;
+            }
+        }
+        if (matched) {
+            i += matched;
+            continue;
+        }
+        count(dic.lookup(tokens[i]));
+        ++i;
     }
     for (auto& v : phi) v /= static_cast<double>(tokens.size());
     return phi;

@@ -7,12 +7,15 @@
 /// (integer id, unique; name unique), then word lines `word<TAB>id id ...` (ids separated by
 /// TABs or spaces; every id must be declared). A trailing `*` makes the word a prefix pattern
 /// (`abandon*` matches "abandon", "abandoned", ...). Words are lower-cased (ASCII). A word listed
-/// twice gets the union of its categories. Blank lines are ignored.
-/// Bad lines: a multi-word entry (the word field contains a space), LIWC2015's conditional
-/// entries (`like (02 134)125/464`), an undeclared or non-integer id, a word without ids, a `*`
-/// not at the end, or a malformed category line. By default a bad line throws ParseError naming
-/// file and line; with `skip_bad` it is skipped and counted (line numbers kept). A missing or
-/// unterminated `%` block is always an error.
+/// twice gets the union of its categories. Blank lines are ignored. Lines end with LF, CRLF or a
+/// lone CR (classic Mac OS line ends, as in some public LIWC-format dictionaries).
+/// Multi-word entries (`kind of<TAB>1 2`: the word field, before the first TAB, holds several
+/// whitespace-separated words) are phrases matched against consecutive passage tokens; a `*` in
+/// a phrase is not supported (bad line).
+/// Bad lines: LIWC2015's conditional entries (`like (02 134)125/464`), an undeclared or
+/// non-integer id, a word without ids, a `*` not at the end, or a malformed category line. By
+/// default a bad line throws ParseError naming file and line; with `skip_bad` it is skipped and
+/// counted (line numbers kept). A missing or unterminated `%` block is always an error.
 ///
 /// Lookup: an exact (non-wildcard) entry wins; otherwise the LONGEST matching prefix pattern
 /// gives the categories (LIWC itself documents no precedence between overlapping wildcards;
@@ -20,8 +23,11 @@
 ///
 /// Passage tokens for φ: ASCII lower-cased whitespace tokens with leading and trailing ASCII
 /// punctuation removed (LIWC counts words, not punctuation); tokens that become empty are not
-/// counted. φ_c(d) = (tokens of d matching category c) / (counted tokens of d), 0 for an empty
-/// passage. A token counts once per category it belongs to.
+/// counted. Scanning the tokens left to right, the longest phrase entry starting at a token
+/// matches first (its tokens are consumed: they are not matched again one by one); otherwise
+/// the token is looked up alone. φ_c(d) = (matches of category c) / (counted tokens of d), 0 for
+/// an empty passage: a phrase counts once per category, like one word (our choice; the
+/// denominator stays the token count). A token counts once per category it belongs to.
 
 #include <cstdint>
 #include <filesystem>
@@ -56,7 +62,14 @@ public:
     /// when the token is not in the dictionary.
     const std::vector<int>& lookup(std::string_view token) const;
 
+    /// Category ids of a phrase (lower-cased tokens joined by single spaces), nullptr when it is
+    /// not a multi-word entry.
+    const std::vector<int>* lookup_phrase(const std::string& words) const;
+    /// Most words in a multi-word entry (0 without phrases).
+    std::size_t max_phrase_words() const noexcept { return m_max_phrase_words; }
+
     std::size_t exact_entries() const noexcept { return m_exact.size(); }
+    std::size_t phrase_entries() const noexcept { return m_phrases.size(); }
     std::size_t prefix_entries() const noexcept { return m_prefix.size(); }
     /// Lines skipped as bad (skip_bad) and their 1-based numbers.
     const std::vector<std::uint64_t>& skipped_lines() const noexcept { return m_skipped; }
@@ -66,6 +79,8 @@ private:
     std::unordered_map<std::string, std::vector<int>> m_exact;
     std::unordered_map<std::string, std::vector<int>> m_prefix;
     std::size_t m_max_prefix = 0;
+    std::unordered_map<std::string, std::vector<int>> m_phrases;
+    std::size_t m_max_phrase_words = 0;
     std::vector<std::uint64_t> m_skipped;
 };
 

@@ -1,5 +1,6 @@
 #include "plugin/text_io.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -144,7 +145,8 @@ bool LineReader::next(std::string_view& line) {
             break;
         }
         const char* start = m_buf.data() + m_pos;
-        const void* nl = std::memchr(start, '\n', m_end - m_pos);
+        if (!m_eol_known) detect_line_end(start, m_end - m_pos);
+        const void* nl = std::memchr(start, m_eol, m_end - m_pos);
         if (nl) {
             std::size_t len = static_cast<const char*>(nl) - start;
             m_pos += len + 1;
@@ -163,12 +165,43 @@ bool LineReader::next(std::string_view& line) {
         m_pos = m_end;
     }
     ++m_line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (m_eol == '\n' && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (m_line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
         static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF) {
         line.remove_prefix(3);
     }
     return true;
+}
+
+void LineReader::detect_line_end(const char* p, std::size_t n) {
+    // The first line end decides: a CR not followed by LF means CR-only line ends. A CR at the
+    // very end of the buffer is undecided until more data arrives (LF is assumed meanwhile).
+    for (std::size_t i = 0; i < n; ++i) {
+        if (p[i] == '\n') {
+            m_eol_known = true;
+            return;
+        }
+        if (p[i] == '\r') {
+            if (i + 1 < n) {
+                m_eol_known = true;
+                if (p[i + 1] != '\n') m_eol = '\r';
+            }
+            return;
+        }
+    }
+}
+
+std::size_t LineReader::read_bytes(char* dst, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+        if (m_pos >= m_end && !fill()) break;
+        const std::size_t k = std::min(n - done, m_end - m_pos);
+        std::memcpy(dst + done, m_buf.data() + m_pos, k);
+        m_pos += k;
+        m_bytes += k;
+        done += k;
+    }
+    return done;
 }
 
 void LineReader::fail(const std::string& message) const {

@@ -4,8 +4,8 @@
 /// atomic output files.
 ///
 /// Real collections hold oddities that are not errors: a UTF-8 byte-order mark on the first line,
-/// CRLF line ends, empty lines. LineReader strips the BOM and the CR and counts lines so that
-/// parse errors can name file and line.
+/// CRLF or CR-only (classic Mac OS) line ends, empty lines. LineReader strips the BOM and the CR
+/// and counts lines so that parse errors can name file and line.
 
 #include <cstdint>
 #include <cstdio>
@@ -35,9 +35,16 @@ public:
     LineReader(const LineReader&) = delete;
     LineReader& operator=(const LineReader&) = delete;
 
-    /// Reads the next line without its line end ("\n" or "\r\n"); the BOM of line 1 is removed.
-    /// Returns false at end of file. The view stays valid until the next call.
+    /// Reads the next line without its line end ("\n" or "\r\n"; "\r" when the file's first
+    /// line end is a CR not followed by LF: the whole file then has CR-only line ends); the BOM
+    /// of line 1 is removed. Returns false at end of file. The view stays valid until the next
+    /// call.
     bool next(std::string_view& line);
+
+    /// Reads up to `n` raw bytes following the last line returned (binary records after a text
+    /// header, e.g. word2vec's binary format); returns the number read (< n only at the end of
+    /// the file). Lines may be read again afterwards.
+    std::size_t read_bytes(char* dst, std::size_t n);
 
     /// 1-based number of the line last returned by next().
     std::uint64_t line_number() const noexcept { return m_line_no; }
@@ -56,6 +63,7 @@ public:
 
 private:
     bool fill();
+    void detect_line_end(const char* p, std::size_t n);
     std::FILE* m_file = nullptr;
     void* m_gz = nullptr;  // zlib gzFile when compressed
     bool m_owns = false;
@@ -66,6 +74,8 @@ private:
     bool m_eof = false;
     std::string m_carry;
     std::uint64_t m_line_no = 0;
+    char m_eol = '\n';
+    bool m_eol_known = false;
     std::uint64_t m_bytes = 0;
     std::uint64_t m_size = 0;
 };

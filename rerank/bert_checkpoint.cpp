@@ -5,6 +5,7 @@
 #include <set>
 
 #include "plugin/error.hpp"
+#include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
 
@@ -175,19 +176,12 @@ BertModel load_bert_weights(const HfConfig& config, const SafetensorsFile& weigh
 BertModel load_bert_checkpoint(const std::filesystem::path& dir,
                                const BertCheckpointOptions& options, BertCheckpointInfo* info) {
     const auto config_path = dir / "config.json";
-    const auto weights_path = dir / "model.safetensors";
     if (!std::filesystem::exists(config_path)) {
         throw CheckpointError(dir.string() + ": no config.json");
     }
-    if (!std::filesystem::exists(weights_path)) {
-        std::string msg = dir.string() + ": no model.safetensors";
-        if (std::filesystem::exists(dir / "pytorch_model.bin")) {
-            msg += " (pytorch_model.bin found: convert it to safetensors first)";
-        }
-        throw CheckpointError(msg);
-    }
+    const auto weights_path = find_weights_file(dir);
     auto config = load_hf_config(config_path);
-    SafetensorsFile weights(weights_path);
+    SafetensorsFile weights = load_weights_file(weights_path);
     return load_bert_weights(config, weights, options, info);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file bert_checkpoint.hpp
-/// Hugging Face BERT / DistilBERT checkpoints (config.json + model.safetensors) to and from
-/// BertModel.
+/// Hugging Face BERT / DistilBERT checkpoints (config.json + model.safetensors, or
+/// pytorch_model.bin as torch.save writes it) to and from BertModel.
 ///
 /// Tensor names in the file:
 ///  - BERT: BertModel names (`embeddings.*`, `encoder.layer.N.*`, optional `pooler.dense.*`),
@@ -62,7 +62,10 @@ BertModel load_bert_weights(const HfConfig& config, const SafetensorsFile& weigh
                             const BertCheckpointOptions& options = {},
                             BertCheckpointInfo* info = nullptr);
 
-/// Loads `<dir>/config.json` and `<dir>/model.safetensors`. Throws CheckpointError, IoError.
+/// Loads `<dir>/config.json` and `<dir>/model.safetensors`, or `<dir>/pytorch_model.bin` when
+/// there is no safetensors file (see checkpoint_format.hpp: the same tensors give the same
+/// model). Throws CheckpointError (naming the format found when a file is not in the format
+/// its name announces), IoError.
 BertModel load_bert_checkpoint(const std::filesystem::path& dir,
                                const BertCheckpointOptions& options = {},
                                BertCheckpointInfo* info = nullptr);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
 #include "rerank/bert_checkpoint.hpp"
 
 namespace plumb::rerank {
@@ -36,8 +39,112 @@ BiEncoder::BiEncoder(std::shared_ptr<const BertModel> model,
     }
 }
 
-std::shared_ptr<BiEncoder> BiEncoder::from_folder(const std::filesystem::path& dir,
+namespace {
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+    try {
+        return nlohmann::json::parse(read_file(path));
+    } catch (const nlohmann::json::exception& e) {
+        throw CheckpointError(path.string() + ": invalid JSON: " + e.what());
+    }
+}
+
+}  // namespace
+
+std::optional<SentenceTransformersConfig> read_sentence_transformers_config(
+    const std::filesystem::path& dir) {
+    const auto modules_path = dir / "modules.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(modules_path, ec)) return std::nullopt;
+    const auto modules = read_json(modules_path);
+    const std::string file = modules_path.string();
+    if (!modules.is_array()) throw CheckpointError(file + ": expected an array of modules");
+    SentenceTransformersConfig st;
+    st.transformer_dir = dir;
+    bool have_transformer = false, have_pooling = false;
+    for (const auto& m : modules) {
+        if (!m.is_object() || !m.contains("type") || !m["type"].is_string()) {
+            throw CheckpointError(file + ": every module needs a string 'type'");
+        }
+        const std::string type = m["type"].get<std::string>();
+        const std::string path =
+            m.contains("path") && m["path"].is_string() ? m["path"].get<std::string>() : "";
+        const std::string prefix = "sentence_transformers.models.";
+        const std::string kind = type.rfind(prefix, 0) == 0 ? type.substr(prefix.size()) : type;
+        if (kind == "Transformer") {
+            if (have_transformer || have_pooling) {
+                throw CheckpointError(file + ": plumb reads one Transformer module first");
+            }
+            have_transformer = true;
+            st.transformer_dir = dir / path;
+        } else if (kind == "Pooling") {
+            if (!have_transformer || have_pooling) {
+                throw CheckpointError(file + ": a Pooling module must follow one Transformer");
+            }
+            have_pooling = true;
+            const auto config_path = dir / path / "config.json";
+            if (!std::filesystem::exists(config_path, ec)) {
+                throw CheckpointError(config_path.string() + ": missing (Pooling module '" + path +
+                                      "')");
+            }
+            const auto c = read_json(config_path);
+            if (!c.is_object()) throw CheckpointError(config_path.string() + ": not an object");
+            std::vector<std::string> modes;
+            for (const auto& [key, value] : c.items()) {
+                const std::string p = "pooling_mode_";
+                if (key.rfind(p, 0) == 0 && value.is_boolean() && value.get<bool>()) {
+                    modes.push_back(key.substr(p.size()));
+                }
+            }
+            if (modes.empty() && c.contains("pooling_mode") && c["pooling_mode"].is_string()) {
+                modes.push_back(c["pooling_mode"].get<std::string>());
+            }
+            if (modes.size() != 1) {
+                throw CheckpointError(config_path.string() +
+                                      ": expected exactly one pooling "
+                                      "mode, found " +
+                                      std::to_string(modes.size()) +
+                                      " (plumb pools by CLS or mean)");
+            }
+            st.pooling_mode = modes[0];
+            if (st.pooling_mode == "cls_token" || st.pooling_mode == "cls") {
+                st.pooling = Pooling::Cls;
+                st.pooling_known = true;
+            } else if (st.pooling_mode == "mean_tokens" || st.pooling_mode == "mean") {
+                st.pooling = Pooling::Mean;
+                st.pooling_known = true;
+            }
+        } else if (kind == "Normalize") {
+            if (!have_pooling) throw CheckpointError(file + ": Normalize before Pooling");
+            st.normalize = true;
+        } else {
+            throw CheckpointError(file + ": module '" + type + "' (" + path +
+                                  ") is not supported: plumb reproduces Transformer, Pooling "
+                                  "(CLS or mean) and Normalize only");
+        }
+    }
+    if (!have_transformer || !have_pooling) {
+        throw CheckpointError(file + ": expected a Transformer and a Pooling module");
+    }
+    return st;
+}
+
+std::shared_ptr<BiEncoder> BiEncoder::from_folder(const std::filesystem::path& folder,
                                                   BiEncoderOptions options) {
+    std::filesystem::path dir = folder;
+    if (auto st = read_sentence_transformers_config(folder)) {
+        dir = st->transformer_dir;
+        if (!options.explicit_pooling) {
+            if (!st->pooling_known) {
+                throw CheckpointError(folder.string() + ": sentence-transformers pooling mode '" +
+                                      st->pooling_mode + "' is not supported (plumb: cls, mean)");
+            }
+            options.pooling = st->pooling;
+        }
+        if (!options.explicit_similarity && st->normalize) {
+            options.similarity = Similarity::Cosine;
+        }
+    }
     BertCheckpointOptions ck;
     ck.heads = HeadSelection::EncoderOnly;
     auto model = std::make_shared<const BertModel>(load_bert_checkpoint(dir, ck));

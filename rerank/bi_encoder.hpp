@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,7 +39,27 @@ struct BiEncoderOptions {
     std::size_t query_max_length = 64;     ///< tokens, [CLS]/[SEP] included
     std::size_t passage_max_length = 256;  ///< tokens, [CLS]/[SEP] included
     int threads = 0;                       ///< Torch intra-op threads during calls; 0 = unchanged
+    /// from_folder() on a sentence-transformers folder (modules.json): its Pooling module
+    /// (1_Pooling/config.json) decides `pooling` and a Normalize module makes `similarity`
+    /// cosine, unless the caller set them explicitly (these flags); explicit values win.
+    bool explicit_pooling = false;
+    bool explicit_similarity = false;
 };
+
+/// What a sentence-transformers model folder says about pooling and normalisation.
+struct SentenceTransformersConfig {
+    std::filesystem::path transformer_dir;  ///< the BERT folder (the Transformer module's path)
+    Pooling pooling = Pooling::Cls;
+    bool pooling_known = false;  ///< false when the Pooling module names a mode plumb lacks
+    std::string pooling_mode;    ///< the mode as named in the file, e.g. "max_tokens"
+    bool normalize = false;      ///< a Normalize module follows the pooling
+};
+
+/// Reads `<dir>/modules.json` and the Pooling module's config.json; nullopt when the folder has
+/// no modules.json. Throws CheckpointError naming the file for invalid JSON, several pooling
+/// modes at once, or modules plumb cannot reproduce (e.g. Dense projections).
+std::optional<SentenceTransformersConfig> read_sentence_transformers_config(
+    const std::filesystem::path& dir);
 
 /// Text -> vector encoder (one shared model for queries and passages).
 class BiEncoder {
@@ -46,7 +67,10 @@ public:
     /// Throws InvalidArgument for a null model/tokenizer or a vocabulary larger than the model's.
     BiEncoder(std::shared_ptr<const BertModel> model,
               std::shared_ptr<const WordPieceTokenizer> tokenizer, BiEncoderOptions options = {});
-    /// Loads a Hugging Face folder (encoder weights only; heads in the file are ignored).
+    /// Loads a Hugging Face folder (encoder weights only; heads in the file are ignored), or a
+    /// sentence-transformers folder (see BiEncoderOptions::explicit_pooling). Throws
+    /// CheckpointError when a sentence-transformers pooling mode is neither CLS nor mean and
+    /// pooling is not explicit.
     static std::shared_ptr<BiEncoder> from_folder(const std::filesystem::path& dir,
                                                   BiEncoderOptions options = {});
 

@@ -1,6 +1,6 @@
 // `plumb tokenize` and `plumb checkpoint-info`: look inside a Hugging Face checkpoint folder —
-// how its WordPiece tokenizer encodes a query (and passage), and which tensors its safetensors
-// file holds.
+// how its WordPiece tokenizer encodes a query (and passage), and which tensors its weights file
+// (safetensors or PyTorch zip) holds.
 
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +10,7 @@
 
 #include "plugin/cli/command.hpp"
 #include "plugin/error.hpp"
+#include "rerank/checkpoint_format.hpp"
 #include "rerank/hf_config.hpp"
 #include "rerank/safetensors.hpp"
 #include "rerank/wordpiece.hpp"
@@ -64,13 +65,21 @@ void run_checkpoint_info(const std::string& path) {
                     static_cast<long long>(c.num_attention_heads),
                     static_cast<long long>(c.intermediate_size), c.hidden_act.c_str(),
                     static_cast<long long>(c.num_labels));
-        weights = fs::path(path) / "model.safetensors";
+        weights = pr::find_weights_file(path);
     }
-    pr::SafetensorsFile f(weights);
+    pr::SafetensorsFile f = pr::load_weights_file(weights);  // names a wrong format
+    const bool pytorch = pr::sniff_checkpoint_format(weights) == pr::CheckpointFormat::PytorchZip;
+    std::printf("# format: %s\n",
+                pr::checkpoint_format_description(pytorch ? pr::CheckpointFormat::PytorchZip
+                                                          : pr::CheckpointFormat::Safetensors));
     long long params = 0;
     for (const auto& t : f.tensors()) params += t.numel();
     std::printf("# %zu tensors, %lld parameters\n", f.size(), params);
-    for (const auto& [k, v] : f.metadata()) std::printf("# metadata %s = %s\n", k.c_str(), v.c_str());
+    if (!pytorch) {  // a PyTorch file has no metadata of its own
+        for (const auto& [k, v] : f.metadata()) {
+            std::printf("# metadata %s = %s\n", k.c_str(), v.c_str());
+        }
+    }
     std::printf("# name\tdtype\tshape\n");
     for (const auto& t : f.tensors()) {
         std::printf("%s\t%s\t%s\n", t.name.c_str(), pr::dtype_name(t.dtype),
@@ -106,11 +115,13 @@ plumb::cli::CommandRegistrar tokenize_registrar("tokenize", [](CLI::App& app) {
 
 plumb::cli::CommandRegistrar checkpoint_info_registrar("checkpoint-info", [](CLI::App& app) {
     auto path = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand(
-        "checkpoint-info", "List the tensors (name, dtype, shape) of a safetensors file or a "
-                           "Hugging Face checkpoint folder, with its config summary");
-    cmd->add_option("path", *path, "model.safetensors, or a folder with config.json and "
-                                   "model.safetensors")
+    auto* cmd = app.add_subcommand("checkpoint-info",
+                                   "List the tensors (name, dtype, shape) of a safetensors file, a "
+                                   "PyTorch zip checkpoint (pytorch_model.bin) or a Hugging Face "
+                                   "checkpoint folder, with its config summary");
+    cmd->add_option("path", *path,
+                    "model.safetensors or pytorch_model.bin, or a folder with "
+                    "config.json and one of them")
         ->required();
     cmd->callback([path] { run_checkpoint_info(*path); });
 });

@@ -102,6 +102,7 @@ struct RerankArgs {
     std::size_t max_length = 512;
     int threads = 0;
     std::string pooling = "cls", similarity = "dot";
+    bool explicit_pooling = false, explicit_similarity = false;  // given on the command line
     bool no_token_types = false;  // torchscript: forward(input_ids, attention_mask) only
     bool quiet = false;
 };
@@ -119,6 +120,8 @@ std::unique_ptr<plumb::RerankStage> make_stage(const RerankArgs& a) {
         pr::BiEncoderOptions o;
         o.pooling = pr::parse_pooling(a.pooling);
         o.similarity = pr::parse_similarity(a.similarity);
+        o.explicit_pooling = a.explicit_pooling;
+        o.explicit_similarity = a.explicit_similarity;
         o.batch_size = a.batch;
         o.passage_max_length = a.max_length;
         o.threads = a.threads;
@@ -230,17 +233,25 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
     cmd->add_option("--max-length", args->max_length,
                     "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
         ->capture_default_str();
-    cmd->add_option("--pooling", args->pooling, "dot: cls or mean")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"cls", "mean"}));
-    cmd->add_option("--similarity", args->similarity, "dot: dot or cosine")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"dot", "cosine"}));
+    auto* pooling = cmd->add_option("--pooling", args->pooling,
+                                    "dot: cls or mean (default: a sentence-transformers folder's "
+                                    "Pooling module, else cls)")
+                        ->capture_default_str()
+                        ->check(CLI::IsMember({"cls", "mean"}));
+    auto* similarity = cmd->add_option("--similarity", args->similarity,
+                                       "dot: dot or cosine (default: cosine when a "
+                                       "sentence-transformers folder normalises, else dot)")
+                           ->capture_default_str()
+                           ->check(CLI::IsMember({"dot", "cosine"}));
     cmd->add_flag("--no-token-types", args->no_token_types,
                   "torchscript: call forward(input_ids, attention_mask) without token types");
     cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args] { run_rerank(*args); });
+    cmd->callback([args, pooling, similarity] {
+        args->explicit_pooling = pooling->count() > 0;
+        args->explicit_similarity = similarity->count() > 0;
+        run_rerank(*args);
+    });
 }};
 
 // ------------------------------------------------------------------------------------------
@@ -249,6 +260,7 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
 struct EncodeArgs {
     std::string index, corpus, model, output, factory = "Flat", metric = "ip";
     std::string pooling = "cls", similarity = "dot";
+    bool explicit_pooling = false, explicit_similarity = false;  // given on the command line
     std::size_t batch = 32, chunk = 8192, max_length = 256;
     int threads = 0;
     bool no_index = false, quiet = false;
@@ -258,6 +270,8 @@ void run_encode(const EncodeArgs& a) {
     pr::BiEncoderOptions o;
     o.pooling = pr::parse_pooling(a.pooling);
     o.similarity = pr::parse_similarity(a.similarity);
+    o.explicit_pooling = a.explicit_pooling;
+    o.explicit_similarity = a.explicit_similarity;
     o.batch_size = a.batch;
     o.passage_max_length = a.max_length;
     o.threads = a.threads;
@@ -341,12 +355,16 @@ const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
     cmd->add_option("--metric", args->metric, "ip (inner product) or l2")
         ->capture_default_str()
         ->check(CLI::IsMember({"ip", "l2"}));
-    cmd->add_option("--pooling", args->pooling, "cls or mean")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"cls", "mean"}));
-    cmd->add_option("--similarity", args->similarity, "dot or cosine (normalised vectors)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"dot", "cosine"}));
+    auto* pooling = cmd->add_option("--pooling", args->pooling,
+                                    "cls or mean (default: a sentence-transformers folder's "
+                                    "Pooling module, else cls)")
+                        ->capture_default_str()
+                        ->check(CLI::IsMember({"cls", "mean"}));
+    auto* similarity = cmd->add_option("--similarity", args->similarity,
+                                       "dot or cosine (normalised vectors; default: cosine when a "
+                                       "sentence-transformers folder normalises, else dot)")
+                           ->capture_default_str()
+                           ->check(CLI::IsMember({"dot", "cosine"}));
     cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
         ->capture_default_str();
     cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = default)")
@@ -354,7 +372,11 @@ const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
         ->check(CLI::Range(0, 256));
     cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args] { run_encode(*args); });
+    cmd->callback([args, pooling, similarity] {
+        args->explicit_pooling = pooling->count() > 0;
+        args->explicit_similarity = similarity->count() > 0;
+        run_encode(*args);
+    });
 }};
 
 // ------------------------------------------------------------------------------------------
@@ -374,9 +396,14 @@ void run_dense_search(const DenseSearchArgs& a) {
         std::make_shared<const pr::DenseIndex>(pr::DenseIndex::load(a.vectors, 0, a.ef_search));
     const auto& meta = index->meta().meta;
     pr::BiEncoderOptions o;
-    if (auto it = meta.find("pooling"); it != meta.end()) o.pooling = pr::parse_pooling(it->second);
+    // Queries must be encoded as the stored passages were.
+    if (auto it = meta.find("pooling"); it != meta.end()) {
+        o.pooling = pr::parse_pooling(it->second);
+        o.explicit_pooling = true;
+    }
     if (auto it = meta.find("similarity"); it != meta.end()) {
         o.similarity = pr::parse_similarity(it->second);
+        o.explicit_similarity = true;
     }
     o.query_max_length = a.max_length;
     o.threads = a.threads;

@@ -1,4 +1,4 @@
-// `plumb tk-init`: an untrained TK model folder from GloVe / word2vec text embeddings.
+// `plumb tk-init`: an untrained TK model folder from GloVe / word2vec / fastText embeddings.
 // `plumb tk-vectors`: TK's contextualised passage-term vectors of a corpus, as TSV.
 #include <fmt/format.h>
 
@@ -29,10 +29,18 @@ struct InitArgs {
 
 void run_init(InitArgs& a) {
     EmbeddingsTextOptions eo;
-    if (a.format == "glove") eo.format = EmbeddingsFormat::Glove;
-    else if (a.format == "word2vec") eo.format = EmbeddingsFormat::Word2VecText;
-    else if (a.format != "auto") {
-        throw plumb::InvalidArgument("tk-init: --format must be auto, glove or word2vec");
+    if (a.format == "glove") {
+        eo.format = EmbeddingsFormat::Glove;
+    } else if (a.format == "word2vec") {
+        eo.format = EmbeddingsFormat::Word2Vec;
+    } else if (a.format == "word2vec-text" || a.format == "fasttext") {
+        eo.format = EmbeddingsFormat::Word2VecText;
+    } else if (a.format == "word2vec-binary") {
+        eo.format = EmbeddingsFormat::Word2VecBinary;
+    } else if (a.format != "auto") {
+        throw plumb::InvalidArgument(
+            "tk-init: --format must be auto, glove, word2vec, word2vec-text, word2vec-binary or "
+            "fasttext");
     }
     eo.max_words = a.max_words;
     eo.lowercase = !a.no_lowercase;
@@ -121,12 +129,17 @@ void run_vectors(const VectorsArgs& a) {
 const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     auto init = std::make_shared<InitArgs>();
     auto* i = app.add_subcommand(
-        "tk-init", "Create an untrained TK model folder from GloVe/word2vec text embeddings");
-    i->add_option("--embeddings", init->embeddings, "GloVe or word2vec text file")
+        "tk-init",
+        "Create an untrained TK model folder from GloVe, word2vec or fastText embeddings");
+    i->add_option("--embeddings", init->embeddings,
+                  "GloVe, word2vec (text or binary) or fastText .vec file")
         ->required()
         ->check(CLI::ExistingFile);
     i->add_option("--output", init->output, "model folder to write")->required();
-    i->add_option("--format", init->format, "auto | glove | word2vec")->capture_default_str();
+    i->add_option("--format", init->format,
+                  "auto | glove | word2vec (text or binary, detected) | word2vec-text | "
+                  "word2vec-binary | fasttext (= word2vec-text)")
+        ->capture_default_str();
     i->add_option("--max-words", init->max_words, "keep the first N words of the file (0 = all)")
         ->capture_default_str();
     i->add_flag("--no-lowercase", init->no_lowercase,

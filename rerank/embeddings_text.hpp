@@ -1,12 +1,18 @@
 #pragma once
 /// \file embeddings_text.hpp
-/// Word embeddings from the text formats of GloVe and word2vec, as used by TK.
+/// Word embeddings from the formats of GloVe, word2vec (text and binary) and fastText, as used by
+/// TK.
 ///
 /// Formats:
 ///  - GloVe: one `word v1 ... vd` line per word (fields separated by single spaces or runs of
 ///    ASCII whitespace);
-///  - word2vec text (`-binary 0`): the same lines after a first line `count dim`.
-/// Auto-detection: a first line of exactly two integers is a word2vec header.
+///  - word2vec text (`-binary 0`) and fastText `.vec`: the same lines after a first line
+///    `count dim` (fastText ends each line with a space, which is ignored);
+///  - word2vec binary (`-binary 1`, e.g. GoogleNews-vectors-negative300.bin): the text header
+///    `count dim\n`, then per word its bytes, one space, `dim` little-endian float32 and an
+///    optional `\n` (the C tool writes one; gensim too).
+/// Auto-detection: a first line of exactly two integers is a word2vec header; the first record
+/// after it tells text (a UTF-8 line of a word and numbers) from binary.
 ///
 /// The result has two reserved rows before the file's words (the OOV policy TK relies on):
 ///  - row 0 = kPaddingIndex, token "<pad>": all zeros, used for padding positions;
@@ -21,7 +27,11 @@
 /// Errors: ParseError "<file>:<line>: ..." for a line whose vector has a different dimension
 /// than the first (or than the word2vec header), a value that is not a finite float, invalid
 /// UTF-8, an empty word, a bad word2vec header, or a word count not matching the header; IoError
-/// when the file cannot be read.
+/// when the file cannot be read. Binary files name the entry instead of a line
+/// ("<file>: entry 3 of 10 ('word'): ..."): truncated entries, a word that is not UTF-8 (what a
+/// wrong dimension in the header produces), non-finite values, data after the announced count.
+/// A file in a known non-text format (a zip, pickle, safetensors, NumPy, ... file; see
+/// checkpoint_format.hpp) is a ParseError naming that format.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +46,13 @@
 
 namespace plumb::rerank {
 
-enum class EmbeddingsFormat { Auto, Glove, Word2VecText };
+enum class EmbeddingsFormat {
+    Auto,            ///< GloVe, or word2vec text / binary when the first line is `count dim`
+    Glove,           ///< no header
+    Word2Vec,        ///< header required; text or binary detected from the first record
+    Word2VecText,    ///< header required, text (also fastText `.vec`)
+    Word2VecBinary,  ///< header required, binary
+};
 
 enum class OovInit { Zeros, Mean };
 
@@ -82,7 +98,7 @@ private:
     std::unordered_map<std::string, std::int64_t, Hash, std::equal_to<>> m_index;
 };
 
-/// Loads a GloVe or word2vec text file.
+/// Loads a GloVe, word2vec (text or binary) or fastText `.vec` file (see the file comment).
 WordEmbeddings load_text_embeddings(const std::filesystem::path& path,
                                     const EmbeddingsTextOptions& options = {});
 

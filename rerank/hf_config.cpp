@@ -1,11 +1,11 @@
 #include "rerank/hf_config.hpp"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
 
@@ -323,17 +323,9 @@ HfCheckpointFiles locate_hf_checkpoint(const fs::path& dir) {
     f.dir = dir;
     f.config = dir / "config.json";
     f.vocab = dir / "vocab.txt";
-    f.weights = dir / "model.safetensors";
     if (!fs::exists(f.config, ec)) fail(dir.string(), "", "missing config.json");
     if (!fs::exists(f.vocab, ec)) fail(dir.string(), "", "missing vocab.txt");
-    if (!fs::exists(f.weights, ec)) {
-        if (fs::exists(dir / "pytorch_model.bin", ec)) {
-            fail(dir.string(), "",
-                 "has pytorch_model.bin but no model.safetensors; plumb reads safetensors only "
-                 "(convert with safetensors.torch.save_file)");
-        }
-        fail(dir.string(), "", "missing model.safetensors");
-    }
+    f.weights = find_weights_file(dir);
     if (fs::exists(dir / "tokenizer_config.json", ec)) f.tokenizer_config = dir / "tokenizer_config.json";
     return f;
 }

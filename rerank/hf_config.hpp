@@ -100,12 +100,12 @@ struct HfCheckpointFiles {
     std::filesystem::path dir;
     std::filesystem::path config;       ///< config.json (must exist)
     std::filesystem::path vocab;        ///< vocab.txt (must exist)
-    std::filesystem::path weights;      ///< model.safetensors (must exist)
+    std::filesystem::path weights;      ///< model.safetensors, else pytorch_model.bin
     std::filesystem::path tokenizer_config;  ///< tokenizer_config.json, empty when absent
 };
 
-/// Locates config.json, vocab.txt and model.safetensors in `dir`. Throws CheckpointError naming
-/// the folder and the missing file (pytorch_model.bin alone: asks to convert to safetensors).
+/// Locates config.json, vocab.txt and the weights (model.safetensors, else pytorch_model.bin;
+/// find_weights_file) in `dir`. Throws CheckpointError naming the folder and the missing file.
 HfCheckpointFiles locate_hf_checkpoint(const std::filesystem::path& dir);
 
 }  // namespace plumb::rerank

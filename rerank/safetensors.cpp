@@ -17,6 +17,7 @@
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
 
@@ -193,6 +194,7 @@ struct SafetensorsFile::Impl {
     std::size_t map_size = 0;
     std::vector<TensorView> tensors;  // sorted by name
     std::map<std::string, std::string> metadata;
+    std::map<std::string, TensorData> owned;  // from_tensors: the bytes `tensors` point into
 
     ~Impl() {
         if (map) ::munmap(map, map_size);
@@ -358,7 +360,36 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path)
         m_impl->map = p;
     }
     ::close(fd);
-    m_impl->parse();
+    try {
+        m_impl->parse();
+    } catch (const CheckpointError&) {
+        // Name the format the file is in when it is not safetensors at all.
+        const auto found = sniff_checkpoint_format(path);
+        if (found != CheckpointFormat::Safetensors && found != CheckpointFormat::Unknown) {
+            throw CheckpointError(wrong_format_message(path, found, "safetensors"));
+        }
+        throw;
+    }
+}
+
+SafetensorsFile::SafetensorsFile() : m_impl(std::make_unique<Impl>()) {}
+
+SafetensorsFile SafetensorsFile::from_tensors(std::string name,
+                                              std::map<std::string, TensorData> tensors,
+                                              std::map<std::string, std::string> metadata) {
+    SafetensorsFile f;
+    f.m_impl->name = std::move(name);
+    f.m_impl->owned = std::move(tensors);
+    f.m_impl->metadata = std::move(metadata);
+    for (const auto& [tensor_name, t] : f.m_impl->owned) {
+        if (t.bytes.size() !=
+            static_cast<std::size_t>(shape_numel(t.shape)) * dtype_size(t.dtype)) {
+            throw InvalidArgument("SafetensorsFile::from_tensors: tensor '" + tensor_name +
+                                  "': byte size does not match shape " + shape_string(t.shape));
+        }
+        f.m_impl->tensors.push_back(t.view(tensor_name));  // map order = sorted by name
+    }
+    return f;
 }
 
 SafetensorsFile::~SafetensorsFile() = default;

@@ -68,13 +68,35 @@ std::vector<float> to_float32(const TensorView& tensor);
 /// Same, into `out` (size must equal numel; throws InvalidArgument otherwise).
 void to_float32(const TensorView& tensor, std::span<float> out);
 
+/// An owned tensor to write.
+struct TensorData {
+    DType dtype = DType::F32;
+    std::vector<std::int64_t> shape;
+    std::vector<std::byte> bytes;  ///< numel * dtype_size bytes, little-endian, row-major
+
+    /// Converts float values to `dtype` (F32, F16 or BF16; InvalidArgument otherwise, or when
+    /// values.size() != numel(shape)).
+    static TensorData from_float32(std::vector<std::int64_t> shape, std::span<const float> values,
+                                   DType dtype = DType::F32);
+    /// Integer tensor (I64).
+    static TensorData from_int64(std::vector<std::int64_t> shape,
+                                 std::span<const std::int64_t> values);
+    /// A view of this tensor under `name` (borrows `bytes`).
+    TensorView view(std::string name) const;
+};
+
 /// A loaded safetensors file (memory-mapped, read-only). Immutable after construction and safe
 /// to read from several threads. Movable, not copyable.
 class SafetensorsFile {
 public:
     /// Maps and validates `path`. Throws IoError when it cannot be opened, CheckpointError when
-    /// the content is invalid (see the file comment).
+    /// the content is invalid (see the file comment); when the file is in another format (a
+    /// PyTorch zip or legacy checkpoint, GGUF, HDF5, ...) the message names that format.
     explicit SafetensorsFile(const std::filesystem::path& path);
+    /// An in-memory tensor set with the same interface, owning `tensors` (e.g. the tensors of a
+    /// PyTorch checkpoint, see checkpoint_format.hpp). `name` is used in messages.
+    static SafetensorsFile from_tensors(std::string name, std::map<std::string, TensorData> tensors,
+                                        std::map<std::string, std::string> metadata = {});
     ~SafetensorsFile();
     SafetensorsFile(SafetensorsFile&&) noexcept;
     SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
@@ -101,25 +123,9 @@ public:
     const std::map<std::string, std::string>& metadata() const noexcept;
 
 private:
+    SafetensorsFile();
     struct Impl;
     std::unique_ptr<Impl> m_impl;
-};
-
-/// An owned tensor to write.
-struct TensorData {
-    DType dtype = DType::F32;
-    std::vector<std::int64_t> shape;
-    std::vector<std::byte> bytes;  ///< numel * dtype_size bytes, little-endian, row-major
-
-    /// Converts float values to `dtype` (F32, F16 or BF16; InvalidArgument otherwise, or when
-    /// values.size() != numel(shape)).
-    static TensorData from_float32(std::vector<std::int64_t> shape, std::span<const float> values,
-                                   DType dtype = DType::F32);
-    /// Integer tensor (I64).
-    static TensorData from_int64(std::vector<std::int64_t> shape,
-                                 std::span<const std::int64_t> values);
-    /// A view of this tensor under `name` (borrows `bytes`).
-    TensorView view(std::string name) const;
 };
 
 /// Writes tensors and metadata as a safetensors file, atomically (plumb::AtomicFile). Tensors

@@ -10,6 +10,7 @@
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
 
@@ -136,6 +137,13 @@ TorchScriptStage::TorchScriptStage(TorchScriptStageOptions options)
     if (opt.threads < 0) throw InvalidArgument("torchscript stage: threads must be >= 0");
     std::error_code ec;
     if (!fs::is_regular_file(opt.model, ec)) m_impl->fail("model file not found");
+    // A state dict (torch.save), safetensors, a legacy pickle, ...: name it instead of LibTorch's
+    // "PytorchStreamReader failed locating file constants.pkl".
+    if (const auto found = sniff_checkpoint_format(opt.model);
+        found != CheckpointFormat::TorchScript && found != CheckpointFormat::Unknown) {
+        throw CheckpointError(
+            wrong_format_message(opt.model, found, "a TorchScript archive (torch.jit.save)"));
+    }
     m_impl->tokenizer = std::make_unique<WordPieceTokenizer>(
         WordPieceTokenizer::from_folder(opt.tokenizer, opt.tokenizer_options));
     try {

@@ -71,6 +71,9 @@ rerank::BiEncoderOptions bi_encoder_options(const json& c, const std::string& wh
     try {
         o.pooling = rerank::parse_pooling(config_string(c, "pooling", "cls", where));
         o.similarity = rerank::parse_similarity(config_string(c, "similarity", "dot", where));
+        // Keys given in the config win over a sentence-transformers folder's modules.
+        o.explicit_pooling = c.contains("pooling");
+        o.explicit_similarity = c.contains("similarity");
     } catch (const InvalidArgument& e) {
         throw ConfigError(where + ": " + e.what());
     }

@@ -81,7 +81,7 @@ TEST(CliDebias, LiwcWritesCategoryVectorsAndRejectsABadDictionary) {
     ASSERT_EQ(rc, 0) << out;
     EXPECT_EQ(lines(dir / "phi.tsv"),
               (std::vector<std::string>{"docid\tposemo\tsocial", "d1\t0.25\t0.25"}));
-    write(dir / "bad.dic", "%\n1\tposemo\n%\nkind of\t1\n");
+    write(dir / "bad.dic", "%\n1\tposemo\n%\nlike\t(02 134)125/464\n");  // conditional entry
     auto [rc2, out2] = run(cli() + " debias liwc -q --dic " + q(dir / "bad.dic") + " --corpus " +
                            q(dir / "c.tsv") + " --output " + q(dir / "phi2.tsv"));
     EXPECT_EQ(rc2, 1);

@@ -49,7 +49,7 @@ TEST(Liwc, ParsesCategoriesExactAndPrefixEntries) {
 }
 
 TEST(Liwc, BadLinesAreParseErrorsOrSkippedAndCounted) {
-    std::string text = std::string(kDic) + "bad line here\n" + "kind of\t1\n" + "foo\t9\n" +
+    std::string text = std::string(kDic) + "bad line here\n" + "kind* of\t1\n" + "foo\t9\n" +
                        "like\t(02 134)125/464\n" + "fo*o\t1\n" + "lonely\n";
     try {
         db::LiwcDictionary::parse(text, "t.dic");
@@ -70,6 +70,38 @@ TEST(Liwc, BadLinesAreParseErrorsOrSkippedAndCounted) {
         FAIL();
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 3u);
+    }
+}
+
+TEST(Liwc, CrOnlyLineEndsAndPhrases) {
+    // A real public LIWC-format dictionary ends its lines with CR alone (classic Mac OS); mixed
+    // with CRLF and LF here. Phrases: `kind of` (posemo), `kind of sad` (negemo), `of course`.
+    const std::string text =
+        "%\r1\tposemo\r2\tnegemo\r\n3\tsocial\n%\r"
+        "happy\t1\rkind of\t1\rKind  Of Sad\t2 3\rof course\t3\rkind\t3\r";
+    auto dic = db::LiwcDictionary::parse(text, "mac.dic");
+    ASSERT_EQ(dic.categories().size(), 3u);
+    EXPECT_EQ(dic.categories()[2].name, "social");
+    EXPECT_EQ(dic.exact_entries(), 2u);  // happy, kind
+    EXPECT_EQ(dic.phrase_entries(), 3u);
+    EXPECT_EQ(dic.max_phrase_words(), 3u);
+    ASSERT_NE(dic.lookup_phrase("kind of sad"), nullptr);
+    EXPECT_EQ(*dic.lookup_phrase("kind of sad"), (std::vector<int>{2, 3}));
+    EXPECT_EQ(dic.lookup_phrase("kind"), nullptr);
+    auto cats = db::resolve_categories(dic, {"posemo", "negemo", "social"});
+    // Tokens: i, am, kind, of, sad, and, kind, of, happy, of, course, kind (12).
+    // "kind of sad" (longest phrase) -> negemo + social; "kind of" -> posemo; "happy" -> posemo;
+    // "of course" -> social; the last "kind" alone -> social. posemo 2, negemo 1, social 3.
+    auto phi = db::liwc_phi("I am kind of sad, and kind of happy. Of course, kind!", dic, cats);
+    EXPECT_DOUBLE_EQ(phi[0], 2.0 / 12);
+    EXPECT_DOUBLE_EQ(phi[1], 1.0 / 12);
+    EXPECT_DOUBLE_EQ(phi[2], 3.0 / 12);
+    // Line numbers count CR-only lines: the 8th line holds an undeclared id.
+    try {
+        db::LiwcDictionary::parse("%\r1\ta\r%\rx\t1\ry\t1\rz\t1\rw\t1\rv\t7\r", "mac.dic");
+        FAIL();
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 8u);
     }
 }
 

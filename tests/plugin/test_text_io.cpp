@@ -1,9 +1,10 @@
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <zlib.h>
+#include <string>
+#include <vector>
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -12,6 +13,9 @@
 namespace fs = std::filesystem;
 
 namespace {
+// The first CR of a CRLF file sits on the last byte of LineReader's 1 MiB buffer.
+constexpr std::size_t kFirstLineLength = (1u << 20) - 1;
+
 fs::path temp_file(const std::string& name, const std::string& content) {
     auto dir = plumb::test::process_dir("plumb_test_");
     fs::create_directories(dir);
@@ -44,6 +48,49 @@ TEST(LineReader, StripsBomAndCrlfAndCountsLines) {
     EXPECT_EQ(line, "last");
     EXPECT_EQ(r.line_number(), 3u);
     EXPECT_FALSE(r.next(line));
+}
+
+TEST(LineReader, CrOnlyLineEnds) {
+    // Classic Mac OS files (e.g. public LIWC-format dictionaries): CR alone ends a line; a
+    // trailing CR at the end of the file does not make an extra line; empty lines are kept.
+    auto p = temp_file("cr.txt",
+                       "\xEF\xBB\xBF"
+                       "%\r1\tposemo\r\rlast\r");
+    plumb::LineReader r(p);
+    std::string_view line;
+    std::vector<std::string> lines;
+    while (r.next(line)) lines.emplace_back(line);
+    EXPECT_EQ(lines, (std::vector<std::string>{"%", "1\tposemo", "", "last"}));
+    EXPECT_EQ(r.line_number(), 4u);
+    // Across buffer boundaries (1 MiB buffer): long CR-only lines.
+    const std::string big(1500000, 'y');
+    p = temp_file("cr_big.txt", "x\r" + big + "\r" + big + "\rz");
+    plumb::LineReader r2(p);
+    lines.clear();
+    while (r2.next(line)) lines.emplace_back(line);
+    EXPECT_EQ(lines, (std::vector<std::string>{"x", big, big, "z"}));
+    // CRLF files keep their semantics even when the first CR ends a buffer.
+    const std::string first(kFirstLineLength, 'a');
+    p = temp_file("crlf_edge.txt", first + "\r\nb\r\n");
+    plumb::LineReader r3(p);
+    lines.clear();
+    while (r3.next(line)) lines.emplace_back(line);
+    EXPECT_EQ(lines, (std::vector<std::string>{first, "b"}));
+}
+
+TEST(LineReader, RawBytesAfterATextHeader) {
+    auto p = temp_file("bin.txt", std::string("2 3\nab\0\x01\xff\ncd", 12));
+    plumb::LineReader r(p);
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "2 3");
+    char buf[8];
+    ASSERT_EQ(r.read_bytes(buf, 5), 5u);
+    EXPECT_EQ(std::string(buf, 5), std::string("ab\0\x01\xff", 5));
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "");
+    EXPECT_EQ(r.read_bytes(buf, 8), 2u);  // end of file
+    EXPECT_EQ(std::string(buf, 2), "cd");
 }
 
 TEST(LineReader, LinesLongerThanTheBuffer) {

@@ -67,6 +67,7 @@ TEST(CliCheckpoint, CheckpointInfo) {
     auto out = temp_dir() / "info.out";
     ASSERT_EQ(run("checkpoint-info " + p.string(), out), 0) << plumb::read_file(out);
     EXPECT_EQ(plumb::read_file(out),
+              "# format: a safetensors file\n"
               "# 2 tensors, 8 parameters\n"
               "# metadata format = pt\n"
               "# name\tdtype\tshape\n"

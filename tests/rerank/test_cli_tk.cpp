@@ -117,3 +117,38 @@ TEST(CliTk, BadEmbeddingsFileNamesLine) {
                   t.path / "log3"),
               1);
 }
+
+TEST(CliTk, Word2VecBinaryEmbeddings) {
+    // The C tool's binary layout: "count dim\n", then "word " + dim float32 (LE) + "\n".
+    TempDir t;
+    std::string bin = "2 4\n";
+    const std::vector<std::pair<std::string, std::vector<float>>> rows = {
+        {"cat", {1, 0, 0, 0}}, {"sat", {0, 1, 0.5f, -2}}};
+    for (const auto& [word, values] : rows) {
+        bin += word + " ";
+        bin.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+        bin += "\n";
+    }
+    write_text(t.path / "vectors.bin", bin);
+    for (const char* format : {"auto", "word2vec", "word2vec-binary"}) {
+        const auto model = t.path / (std::string("m_") + format);
+        ASSERT_EQ(run("tk-init --embeddings " + (t.path / "vectors.bin").string() + " --format " +
+                          format + " --output " + model.string() +
+                          " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet",
+                      t.path / "init.log"),
+                  0)
+            << plumb::read_file(t.path / "init.log");
+        EXPECT_NE(plumb::read_file(t.path / "init.log").find("2 words (0 duplicates skipped), 4-d"),
+                  std::string::npos)
+            << plumb::read_file(t.path / "init.log");
+        EXPECT_EQ(TkModel::load(model).vocabulary().id("sat"), 3);
+    }
+    // Forced text reading of the binary file fails naming the file.
+    EXPECT_EQ(run("tk-init --embeddings " + (t.path / "vectors.bin").string() +
+                      " --format word2vec-text --output " + (t.path / "m").string() +
+                      " --heads 1 --head-dim 0 --quiet",
+                  t.path / "log"),
+              1);
+    EXPECT_NE(plumb::read_file(t.path / "log").find("vectors.bin:2"), std::string::npos)
+        << plumb::read_file(t.path / "log");
+}

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "plugin/error.hpp"
 #include "rerank/embeddings_text.hpp"
@@ -119,4 +121,138 @@ TEST(TextEmbeddings, WordListRoundTrip) {
     EXPECT_EQ(f.index("<oov>"), WordEmbeddings::kOovIndex);
     std::vector<std::string> bad = {"a\nb"};
     EXPECT_THROW(save_word_list(p, bad), plumb::InvalidArgument);
+}
+
+namespace {
+
+// word2vec's binary format written byte by byte as the C tool does: "count dim\n", then per
+// word "word " + dim little-endian float32 + "\n" (the newline is optional: gensim-style files
+// without it must load too).
+std::string w2v_binary(const std::string& header,
+                       const std::vector<std::pair<std::string, Row>>& rows, bool newline = true) {
+    std::string out = header + "\n";
+    for (const auto& [word, values] : rows) {
+        out += word + " ";
+        for (float v : values) {
+            std::uint32_t bits;
+            std::memcpy(&bits, &v, 4);
+            for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((bits >> (8 * b)) & 0xFF));
+        }
+        if (newline) out += "\n";
+    }
+    return out;
+}
+
+const std::vector<std::pair<std::string, Row>> kBinRows = {{"the", {0.5f, -1.0f}},
+                                                           {"\xC3\x9C"
+                                                            "ber",
+                                                            {1e-3f, 10.0f}},
+                                                           {"dog", {-2.5f, 0.0f}}};
+
+std::string error_text(const fs::path& p, const EmbeddingsTextOptions& o = {}) {
+    try {
+        load_text_embeddings(p, o);
+    } catch (const plumb::ParseError& e) {
+        return e.what();
+    }
+    return "<no ParseError>";
+}
+
+}  // namespace
+
+TEST(TextEmbeddings, Word2VecBinaryWithAndWithoutNewlines) {
+    for (bool newline : {true, false}) {
+        auto p = write("w2v.bin", w2v_binary("3 2", kBinRows, newline));
+        for (auto format : {EmbeddingsFormat::Auto, EmbeddingsFormat::Word2Vec,
+                            EmbeddingsFormat::Word2VecBinary}) {
+            EmbeddingsTextOptions o;
+            o.format = format;
+            auto e = load_text_embeddings(p, o);
+            EXPECT_EQ(e.dim, 2u);
+            EXPECT_EQ(e.words, (std::vector<std::string>{"<pad>", "<oov>", "the",
+                                                         "\xC3\x9C"
+                                                         "ber",
+                                                         "dog"}));
+            for (std::size_t i = 0; i < kBinRows.size(); ++i) {
+                EXPECT_EQ(row(e, static_cast<std::int64_t>(i) + 2), kBinRows[i].second);
+            }
+            EXPECT_EQ(e.index("dog"), 4);
+        }
+    }
+    // OOV mean and max_words over the binary path
+    EmbeddingsTextOptions o;
+    o.oov_init = OovInit::Mean;
+    o.max_words = 2;
+    auto e = load_text_embeddings(write("w2v2.bin", w2v_binary("3 2", kBinRows)), o);
+    EXPECT_EQ(e.rows(), 4u);
+    EXPECT_EQ(row(e, 1), (Row{(0.5f + 1e-3f) / 2, (-1.0f + 10.0f) / 2}));
+}
+
+TEST(TextEmbeddings, Word2VecBinaryBadInputNamesFileAndEntry) {
+    const std::string good = w2v_binary("3 2", kBinRows);
+    // truncated inside the last vector
+    auto p = write("trunc.bin", good.substr(0, good.size() - 3));
+    std::string msg = error_text(p);
+    EXPECT_NE(msg.find(p.string() + ": entry 3 of 3 ('dog'): truncated"), std::string::npos) << msg;
+    // fewer entries than the header announces
+    p = write("count.bin", w2v_binary("4 2", kBinRows));
+    msg = error_text(p);
+    EXPECT_NE(msg.find("entry 4 of 4: truncated"), std::string::npos) << msg;
+    // wrong dimension in the header misaligns the entries
+    p = write("dim.bin", w2v_binary("3 3", kBinRows));
+    msg = error_text(p);
+    EXPECT_NE(msg.find(p.string() + ": entry 3 of 3: empty word (wrong dimension"),
+              std::string::npos)
+        << msg;
+    p = write("dim1.bin", w2v_binary("2 1", kBinRows));
+    msg = error_text(p);  // entry 2 starts inside the float bytes of "the"
+    EXPECT_NE(msg.find(p.string() + ": entry 2 of 2: the word is not valid UTF-8"),
+              std::string::npos)
+        << msg;
+    // broken UTF-8 in a word
+    p = write("utf8.bin", w2v_binary("3 2", {kBinRows[0], {"b\xFF", {1, 2}}, kBinRows[2]}));
+    msg = error_text(p);
+    EXPECT_NE(msg.find(p.string() + ": entry 2 of 3: the word is not valid UTF-8 at byte 2"),
+              std::string::npos)
+        << msg;
+    // a non-finite value
+    p = write("inf.bin",
+              w2v_binary("1 2", {{"x", {1.0f, std::numeric_limits<float>::infinity()}}}));
+    msg = error_text(p);
+    EXPECT_NE(msg.find("entry 1 of 1 ('x'): value 2 is not a finite number"), std::string::npos)
+        << msg;
+    // forced binary on a text file: the header is fine, the records are not binary
+    EmbeddingsTextOptions bin;
+    bin.format = EmbeddingsFormat::Word2VecBinary;
+    EXPECT_THROW(load_text_embeddings(write("text.txt", "2 2\na 1 2\nb 3 4\n"), bin),
+                 plumb::ParseError);
+    // forced word2vec on a GloVe file: the header is missing
+    EmbeddingsTextOptions w2v;
+    w2v.format = EmbeddingsFormat::Word2Vec;
+    EXPECT_EQ(parse_error(write("glove2.txt", "a 1 2\n"), w2v).line(), 1u);
+}
+
+TEST(TextEmbeddings, FastTextVec) {
+    // fastText's .vec: a "count dim" header, rows ending with a space.
+    auto p = write("wiki.vec", "2 3\nthe 0.1 -0.2 0.3 \n\xC3\xA9t\xC3\xA9 1 2 3e-2 \n");
+    auto e = load_text_embeddings(p);
+    EXPECT_EQ(e.dim, 3u);
+    EXPECT_EQ(e.words, (std::vector<std::string>{"<pad>", "<oov>", "the", "\xC3\xA9t\xC3\xA9"}));
+    EXPECT_EQ(row(e, 2), (Row{0.1f, -0.2f, 0.3f}));
+    EXPECT_EQ(row(e, 3), (Row{1.0f, 2.0f, 0.03f}));
+    EmbeddingsTextOptions o;
+    o.format = EmbeddingsFormat::Word2VecText;
+    EXPECT_EQ(load_text_embeddings(p, o).words, e.words);
+}
+
+TEST(TextEmbeddings, OtherFormatsAreNamed) {
+    auto p = write("vectors.bin", std::string("PK\x03\x04\x14\0\0\0", 8));
+    auto err = parse_error(p);
+    EXPECT_EQ(std::string(err.what()),
+              p.string() + ": this is a zip archive, not word vectors (GloVe, word2vec, fastText)");
+    p = write("vectors.npy", std::string("\x93NUMPY\x01\0v\0{'descr': '<f4'}", 22));
+    EXPECT_NE(std::string(parse_error(p).what()).find("this is a NumPy .npy array"),
+              std::string::npos);
+    // A GloVe file whose first word merely starts with "GGUF" is still GloVe.
+    EXPECT_EQ(load_text_embeddings(write("gguf_word.txt", "GGUFish 1 2\n")).words.size(), 3u);
 }

@@ -226,9 +226,10 @@ TEST(HfConfig, TokenizerSettingsAndCheckpointFolder) {
     write(dir / "config.json", kBertJson);
     EXPECT_NE(msg().find("vocab.txt"), std::string::npos);
     write(dir / "vocab.txt", "[PAD]\n");
-    write(dir / "pytorch_model.bin", "x");
-    EXPECT_NE(msg().find("pytorch_model.bin"), std::string::npos);
-    write(dir / "model.safetensors", "x");
+    EXPECT_NE(msg().find("no model.safetensors or pytorch_model.bin"), std::string::npos);
+    write(dir / "pytorch_model.bin", "x");  // read when there is no safetensors file
+    EXPECT_EQ(locate_hf_checkpoint(dir).weights, dir / "pytorch_model.bin");
+    write(dir / "model.safetensors", "x");  // preferred
     auto f = locate_hf_checkpoint(dir);
     EXPECT_EQ(f.weights, dir / "model.safetensors");
     EXPECT_EQ(f.tokenizer_config, dir / "tokenizer_config.json");
