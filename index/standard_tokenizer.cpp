@@ -19,12 +19,12 @@ namespace plumb::index::detail {
 
 namespace {
 
-/// Word_Break classes the grammar distinguishes (Unicode 9 as Lucene's grammar sees them).
+/// Word_Break classes the grammar distinguishes.
 enum Unit : std::uint8_t {
     kOther,
     kALetter,
     kHebrew,
-    kNumeric,  // WB=Numeric, plus Nd in the Halfwidth and Fullwidth Forms block (Lucene adds them)
+    kNumeric,
     kKatakana,
     kExtNumLet,
     kMidLetter,
@@ -33,7 +33,7 @@ enum Unit : std::uint8_t {
     kSingleQuote,
     kDoubleQuote,
     kRegional,
-    kExt,  // WB=Format|Extend|ZWJ (rule WB4), except emoji modifiers (WB=E_Modifier in Unicode 9)
+    kExt,  // WB=Format|Extend|ZWJ (rule WB4; emoji modifiers are Extend since Unicode 11)
 };
 
 enum Flag : std::uint16_t {
@@ -60,24 +60,46 @@ CharInfo compute_info(UChar32 c) {
     const bool emoji_modifier = u_hasBinaryProperty(c, UCHAR_EMOJI_MODIFIER);
     const int wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
     switch (wb) {
-        case U_WB_ALETTER: ci.unit = kALetter; break;
-        case U_WB_HEBREW_LETTER: ci.unit = kHebrew; break;
-        case U_WB_NUMERIC: ci.unit = kNumeric; break;
-        case U_WB_KATAKANA: ci.unit = kKatakana; break;
-        case U_WB_EXTENDNUMLET: ci.unit = kExtNumLet; break;
-        case U_WB_MIDLETTER: ci.unit = kMidLetter; break;
-        case U_WB_MIDNUM: ci.unit = kMidNum; break;
-        case U_WB_MIDNUMLET: ci.unit = kMidNumLet; break;
-        case U_WB_SINGLE_QUOTE: ci.unit = kSingleQuote; break;
-        case U_WB_DOUBLE_QUOTE: ci.unit = kDoubleQuote; break;
-        case U_WB_REGIONAL_INDICATOR: ci.unit = kRegional; break;
+        case U_WB_ALETTER:
+            ci.unit = kALetter;
+            break;
+        case U_WB_HEBREW_LETTER:
+            ci.unit = kHebrew;
+            break;
+        case U_WB_NUMERIC:
+            ci.unit = kNumeric;
+            break;
+        case U_WB_KATAKANA:
+            ci.unit = kKatakana;
+            break;
+        case U_WB_EXTENDNUMLET:
+            ci.unit = kExtNumLet;
+            break;
+        case U_WB_MIDLETTER:
+            ci.unit = kMidLetter;
+            break;
+        case U_WB_MIDNUM:
+            ci.unit = kMidNum;
+            break;
+        case U_WB_MIDNUMLET:
+            ci.unit = kMidNumLet;
+            break;
+        case U_WB_SINGLE_QUOTE:
+            ci.unit = kSingleQuote;
+            break;
+        case U_WB_DOUBLE_QUOTE:
+            ci.unit = kDoubleQuote;
+            break;
+        case U_WB_REGIONAL_INDICATOR:
+            ci.unit = kRegional;
+            break;
         case U_WB_FORMAT:
         case U_WB_EXTEND:
-        case U_WB_ZWJ: ci.unit = emoji_modifier ? kOther : kExt; break;
-        default: break;
-    }
-    if (ci.unit == kOther && c >= 0xFF00 && c <= 0xFFEF && u_charType(c) == U_DECIMAL_DIGIT_NUMBER) {
-        ci.unit = kNumeric;
+        case U_WB_ZWJ:
+            ci.unit = kExt;
+            break;
+        default:
+            break;
     }
     UErrorCode err = U_ZERO_ERROR;
     const UScriptCode script = uscript_getScript(c, &err);
@@ -151,8 +173,12 @@ public:
             best = std::max(best, r);
         }
         if (q < e && has(q, kEmojiModifierBase)) {
-            std::size_t r = skip_ext_sans(q + 1, e);
-            if (r < e && has(r, kEmojiModifier)) best = std::max(best, skip_ext_sans(r + 1, e));
+            // The modifier is WB=Extend itself, so it may sit anywhere in the base's tail.
+            const std::size_t z = skip_ext_sans(q + 1, e);
+            for (std::size_t i = q + 1; i < z; ++i) {
+                if (has(i, kEmojiModifier)) best = std::max(best, z);
+            }
+            if (z < e && has(z, kEmojiModifier)) best = std::max(best, skip_ext_sans(z + 1, e));
         }
         if (p < e && has(p, kEmojiModifier)) best = std::max(best, skip_ext_sans(p + 1, e));
         return best;
@@ -296,8 +322,8 @@ public:
             if (group) accept = q;
         }
         if (accept == p) return p;
-        type = !letters ? TokenType::Num
-               : only_hangul ? TokenType::Hangul
+        type = !letters        ? TokenType::Num
+               : only_hangul   ? TokenType::Hangul
                : only_katakana ? TokenType::Katakana
                                : TokenType::AlphaNum;
         return accept;
@@ -322,14 +348,22 @@ private:
 
 const char* token_type_name(TokenType type) noexcept {
     switch (type) {
-        case TokenType::AlphaNum: return "<ALPHANUM>";
-        case TokenType::Num: return "<NUM>";
-        case TokenType::SoutheastAsian: return "<SOUTHEAST_ASIAN>";
-        case TokenType::Ideographic: return "<IDEOGRAPHIC>";
-        case TokenType::Hiragana: return "<HIRAGANA>";
-        case TokenType::Katakana: return "<KATAKANA>";
-        case TokenType::Hangul: return "<HANGUL>";
-        case TokenType::Emoji: return "<EMOJI>";
+        case TokenType::AlphaNum:
+            return "<ALPHANUM>";
+        case TokenType::Num:
+            return "<NUM>";
+        case TokenType::SoutheastAsian:
+            return "<SOUTHEAST_ASIAN>";
+        case TokenType::Ideographic:
+            return "<IDEOGRAPHIC>";
+        case TokenType::Hiragana:
+            return "<HIRAGANA>";
+        case TokenType::Katakana:
+            return "<KATAKANA>";
+        case TokenType::Hangul:
+            return "<HANGUL>";
+        case TokenType::Emoji:
+            return "<EMOJI>";
     }
     return "<UNKNOWN>";
 }
@@ -361,8 +395,8 @@ void standard_tokenize(const wchar_t* text, std::size_t n, std::vector<StdToken>
         if (!supplementary) {
             e = std::min(n, p + max_len);
         } else {
-            auto it = std::upper_bound(utf16.begin() + static_cast<std::ptrdiff_t>(p),
-                                       utf16.end(), utf16[p] + max_len);
+            auto it = std::upper_bound(utf16.begin() + static_cast<std::ptrdiff_t>(p), utf16.end(),
+                                       utf16[p] + max_len);
             e = static_cast<std::size_t>(it - utf16.begin()) - 1;
             e = std::max(e, p + 1);
         }
@@ -422,9 +456,12 @@ private:
             case L'e':
             case L'i':
             case L'o':
-            case L'u': return false;
-            case L'y': return i == 0 ? true : !cons(i - 1);
-            default: return true;
+            case L'u':
+                return false;
+            case L'y':
+                return i == 0 ? true : !cons(i - 1);
+            default:
+                return true;
         }
     }
     /// Number of vowel-consonant sequences in b[0..j].
@@ -533,8 +570,8 @@ private:
     // Step 2: double suffixes to single ones (m > 0).
     void step2() {
         static constexpr std::array<Rule, 21> kRules = {{
-            {L"ational", L"ate"}, {L"tional", L"tion"}, {L"enci", L"ence"},  {L"anci", L"ance"},
-            {L"izer", L"ize"},    {L"bli", L"ble"},     {L"alli", L"al"},    {L"entli", L"ent"},
+            {L"ational", L"ate"}, {L"tional", L"tion"}, {L"enci", L"ence"},   {L"anci", L"ance"},
+            {L"izer", L"ize"},    {L"bli", L"ble"},     {L"alli", L"al"},     {L"entli", L"ent"},
             {L"eli", L"e"},       {L"ousli", L"ous"},   {L"ization", L"ize"}, {L"ation", L"ate"},
             {L"ator", L"ate"},    {L"alism", L"al"},    {L"iveness", L"ive"}, {L"fulness", L"ful"},
             {L"ousness", L"ous"}, {L"aliti", L"al"},    {L"iviti", L"ive"},   {L"biliti", L"ble"},
@@ -559,8 +596,24 @@ private:
     // Step 4: remove -ant, -ence etc. when m > 1.
     void step4() {
         static constexpr std::array<std::wstring_view, 18> kSuffixes = {{
-            L"al", L"ance", L"ence", L"er", L"ic", L"able", L"ible", L"ant", L"ement", L"ment",
-            L"ent", L"ou", L"ism", L"ate", L"iti", L"ous", L"ive", L"ize",
+            L"al",
+            L"ance",
+            L"ence",
+            L"er",
+            L"ic",
+            L"able",
+            L"ible",
+            L"ant",
+            L"ement",
+            L"ment",
+            L"ent",
+            L"ou",
+            L"ism",
+            L"ate",
+            L"iti",
+            L"ous",
+            L"ive",
+            L"ize",
         }};
         if (m_k == 0) return;
         bool found = false;
@@ -600,10 +653,10 @@ std::size_t porter_stem(wchar_t* word, std::size_t len) noexcept {
 
 bool is_english_stop_word(const wchar_t* term, std::size_t len) noexcept {
     static constexpr std::array<std::wstring_view, 33> kStopWords = {{
-        L"a",    L"an",   L"and",   L"are",   L"as",   L"at",    L"be",   L"but",   L"by",
-        L"for",  L"if",   L"in",    L"into",  L"is",   L"it",    L"no",   L"not",   L"of",
-        L"on",   L"or",   L"such",  L"that",  L"the",  L"their", L"then", L"there", L"these",
-        L"they", L"this", L"to",    L"was",   L"will", L"with",
+        L"a",    L"an",   L"and",  L"are",  L"as",   L"at",    L"be",   L"but",   L"by",
+        L"for",  L"if",   L"in",   L"into", L"is",   L"it",    L"no",   L"not",   L"of",
+        L"on",   L"or",   L"such", L"that", L"the",  L"their", L"then", L"there", L"these",
+        L"they", L"this", L"to",   L"was",  L"will", L"with",
     }};
     if (len > 5) return false;
     const std::wstring_view t(term, len);

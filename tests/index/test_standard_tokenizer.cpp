@@ -64,8 +64,7 @@ TEST(StandardTokenizer, NumbersWithHyphensAndDots) {
 TEST(StandardTokenizer, UrlsAndEmailAddresses) {
     // ':' is MidLetter but needs a letter after it (WB6/7); '/' and '@' are Other; '.' between
     // letters is MidNumLet (WB6/7).
-    EXPECT_EQ(texts(tokenize(L"http://example.com/a-b")),
-              (W{L"http", L"example.com", L"a", L"b"}));
+    EXPECT_EQ(texts(tokenize(L"http://example.com/a-b")), (W{L"http", L"example.com", L"a", L"b"}));
     EXPECT_EQ(texts(tokenize(L"mail john.doe@example.org!")),
               (W{L"mail", L"john.doe", L"example.org"}));
     // ... so a colon between letters does not break (UAX#29's MidLetter, e.g. Swedish "S:t").
@@ -94,11 +93,10 @@ TEST(StandardTokenizer, PunctuationAndSpaceOnlyGiveNothing) {
 TEST(StandardTokenizer, CjkAndOtherScripts) {
     // Han and Hiragana are Word_Break=Other: every character is its own token (WB999), typed
     // IDEOGRAPHIC / HIRAGANA; Katakana runs stay together (WB13); Hangul letters are ALetter.
-    EXPECT_EQ(tokenize(L"\u6771\u4EAC\u5927\u5B66"),
-              (Toks{{L"\u6771", TokenType::Ideographic},
-                    {L"\u4EAC", TokenType::Ideographic},
-                    {L"\u5927", TokenType::Ideographic},
-                    {L"\u5B66", TokenType::Ideographic}}));
+    EXPECT_EQ(tokenize(L"\u6771\u4EAC\u5927\u5B66"), (Toks{{L"\u6771", TokenType::Ideographic},
+                                                           {L"\u4EAC", TokenType::Ideographic},
+                                                           {L"\u5927", TokenType::Ideographic},
+                                                           {L"\u5B66", TokenType::Ideographic}}));
     EXPECT_EQ(tokenize(L"\u3072\u3089"),
               (Toks{{L"\u3072", TokenType::Hiragana}, {L"\u3089", TokenType::Hiragana}}));
     EXPECT_EQ(tokenize(L"\u30AB\u30BF\u30AB\u30CA"),
@@ -106,8 +104,8 @@ TEST(StandardTokenizer, CjkAndOtherScripts) {
     EXPECT_EQ(tokenize(L"\uD55C\uAD6D\uC5B4"), (Toks{{L"\uD55C\uAD6D\uC5B4", TokenType::Hangul}}));
     // Thai (Line_Break=Complex_Context) is kept as one SOUTHEAST_ASIAN run.
     EXPECT_EQ(tokenize(L"Thai \u0E20\u0E32\u0E29\u0E32\u0E44\u0E17\u0E22"),
-              (Toks{{L"Thai", A}, {L"\u0E20\u0E32\u0E29\u0E32\u0E44\u0E17\u0E22",
-                                   TokenType::SoutheastAsian}}));
+              (Toks{{L"Thai", A},
+                    {L"\u0E20\u0E32\u0E29\u0E32\u0E44\u0E17\u0E22", TokenType::SoutheastAsian}}));
     // Mixed scripts: Latin with accents, Greek, Cyrillic are ALetter and join; Han splits.
     EXPECT_EQ(texts(tokenize(L"caf\u00E9\u65E5\u672Cabc \u03B1\u03B2\u0436x")),
               (W{L"caf\u00E9", L"\u65E5", L"\u672C", L"abc", L"\u03B1\u03B2\u0436x"}));
@@ -175,8 +173,8 @@ TEST(StandardTokenizer, AgreesWithIcuWordBreaksOnRandomText) {
             // Segments holding a letter or digit are words. (Not the rule status: ICU tags a run
             // of underscores "__" as a letter word, and "9_" followed by a combining mark as
             // none; Lucene's grammar wants a letter or digit in every token.)
-            const std::wstring seg = text.substr(static_cast<std::size_t>(start),
-                                                 static_cast<std::size_t>(end - start));
+            const std::wstring seg =
+                text.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(end - start));
             if (seg.find_first_of(L"abZ\u00E9\u00DF19\u03B1\u0436") != std::wstring::npos) {
                 icu_words.emplace_back(start, end);
             }
@@ -196,19 +194,44 @@ TEST(StandardTokenizer, AgreesWithIcuWordBreaksOnRandomText) {
 TEST(PorterStemmer, PaperAndReferenceVocabulary) {
     // Porter (1980), step 1 examples, run through all steps (Porter's published voc/output).
     const std::vector<std::pair<std::wstring, std::wstring>> cases = {
-        {L"caresses", L"caress"},    {L"ponies", L"poni"},     {L"ties", L"ti"},
-        {L"caress", L"caress"},      {L"cats", L"cat"},        {L"feed", L"feed"},
-        {L"agreed", L"agre"},        {L"plastered", L"plaster"}, {L"bled", L"bled"},
-        {L"motoring", L"motor"},     {L"sing", L"sing"},       {L"conflated", L"conflat"},
-        {L"troubled", L"troubl"},    {L"sized", L"size"},      {L"hopping", L"hop"},
-        {L"tanned", L"tan"},         {L"falling", L"fall"},    {L"hissing", L"hiss"},
-        {L"fizzed", L"fizz"},        {L"failing", L"fail"},    {L"filing", L"file"},
-        {L"happy", L"happi"},        {L"sky", L"sky"},         {L"running", L"run"},
-        {L"mating", L"mate"},        {L"relational", L"relat"}, {L"conditional", L"condit"},
-        {L"rational", L"ration"},    {L"generalization", L"gener"}, {L"oscillators", L"oscil"},
-        {L"sensitivity", L"sensit"}, {L"hopefulness", L"hope"}, {L"effective", L"effect"},
-        {L"adoption", L"adopt"},     {L"generous", L"gener"},  {L"triplicate", L"triplic"},
-        {L"increase", L"increas"},   {L"controlling", L"control"},
+        {L"caresses", L"caress"},
+        {L"ponies", L"poni"},
+        {L"ties", L"ti"},
+        {L"caress", L"caress"},
+        {L"cats", L"cat"},
+        {L"feed", L"feed"},
+        {L"agreed", L"agre"},
+        {L"plastered", L"plaster"},
+        {L"bled", L"bled"},
+        {L"motoring", L"motor"},
+        {L"sing", L"sing"},
+        {L"conflated", L"conflat"},
+        {L"troubled", L"troubl"},
+        {L"sized", L"size"},
+        {L"hopping", L"hop"},
+        {L"tanned", L"tan"},
+        {L"falling", L"fall"},
+        {L"hissing", L"hiss"},
+        {L"fizzed", L"fizz"},
+        {L"failing", L"fail"},
+        {L"filing", L"file"},
+        {L"happy", L"happi"},
+        {L"sky", L"sky"},
+        {L"running", L"run"},
+        {L"mating", L"mate"},
+        {L"relational", L"relat"},
+        {L"conditional", L"condit"},
+        {L"rational", L"ration"},
+        {L"generalization", L"gener"},
+        {L"oscillators", L"oscil"},
+        {L"sensitivity", L"sensit"},
+        {L"hopefulness", L"hope"},
+        {L"effective", L"effect"},
+        {L"adoption", L"adopt"},
+        {L"generous", L"gener"},
+        {L"triplicate", L"triplic"},
+        {L"increase", L"increas"},
+        {L"controlling", L"control"},
     };
     for (const auto& [word, want] : cases) EXPECT_EQ(stem(word), want) << "stem of " << word.size();
     // Lucene's departure: "logi" -> "log" (archeology -> archeologi -> archeolog).
@@ -238,4 +261,108 @@ TEST(EnglishFilters, PossessiveLowercaseStop) {
     EXPECT_FALSE(d::is_english_stop_word(L"thei", 4));
     EXPECT_FALSE(d::is_english_stop_word(L"we", 2));
     EXPECT_EQ(run(L"Running", true, true), L"run");
+}
+
+// Inputs and token streams from Lucene's own TestStandardAnalyzer (Lucene 9: the behaviour
+// Anserini's regressions rely on).
+TEST(StandardTokenizer, LucenesOwnExpectations) {
+    // testMid: consecutive Mid* characters split; '_' (ExtendNumLet) joins.
+    const std::vector<std::pair<std::wstring, W>> mid = {
+        {L"A:B", {L"A:B"}},
+        {L"A::B", {L"A", L"B"}},
+        {L"1.2", {L"1.2"}},
+        {L"A.B", {L"A.B"}},
+        {L"1..2", {L"1", L"2"}},
+        {L"A..B", {L"A", L"B"}},
+        {L"1,2", {L"1,2"}},
+        {L"1,,2", {L"1", L"2"}},
+        {L"A.:B", {L"A", L"B"}},
+        {L"A:.B", {L"A", L"B"}},
+        {L"1,.2", {L"1", L"2"}},
+        {L"1.,2", {L"1", L"2"}},
+        {L"A:B_A:B", {L"A:B_A:B"}},
+        {L"A:B_A::B", {L"A:B_A", L"B"}},
+        {L"1.2_1.2", {L"1.2_1.2"}},
+        {L"A.B_A.B", {L"A.B_A.B"}},
+        {L"1.2_1..2", {L"1.2_1", L"2"}},
+        {L"A.B_A..B", {L"A.B_A", L"B"}},
+        {L"1,2_1,2", {L"1,2_1,2"}},
+        {L"1,2_1,,2", {L"1,2_1", L"2"}},
+        {L"C_A.:B", {L"C_A", L"B"}},
+        {L"C_A:.B", {L"C_A", L"B"}},
+        {L"3_1,.2", {L"3_1", L"2"}},
+        {L"3_1.,2", {L"3_1", L"2"}},
+        // *SA tests
+        {L"B2B 2B", {L"B2B", L"2B"}},
+        {L"some-dashed-phrase", {L"some", L"dashed", L"phrase"}},
+        {L"dogs,chase,cats", {L"dogs", L"chase", L"cats"}},
+        {L"ac/dc", {L"ac", L"dc"}},
+        {L"O'Reilly you're she's O'Reilly's", {L"O'Reilly", L"you're", L"she's", L"O'Reilly's"}},
+        {L"21.35 R2D2 C3PO 216.239.63.104", {L"21.35", L"R2D2", L"C3PO", L"216.239.63.104"}},
+        {L"foo      bar .  FOO <> BAR", {L"foo", L"bar", L"FOO", L"BAR"}},
+        {L"\"QUOTED\" word", {L"QUOTED", L"word"}},
+        // testLUCENE1545: a combining mark stays in its word
+        {L"mo\u0364chte", {L"mo\u0364chte"}},
+        // testChinese: one token per ideograph, fullwidth digits and letters are words
+        {L"\u6211\u662F\u4E2D\u56FD\u4EBA\u3002 \uFF11\uFF12\uFF13\uFF14 "
+         L"\uFF34\uFF45\uFF53\uFF54\uFF53 ",
+         {L"\u6211", L"\u662F", L"\u4E2D", L"\u56FD", L"\u4EBA", L"\uFF11\uFF12\uFF13\uFF14",
+          L"\uFF34\uFF45\uFF53\uFF54\uFF53"}},
+        // testThai: runs of Thai kept whole, Thai digits a number
+        {L"\u0E01\u0E32\u0E23\u0E17\u0E35\u0E48\u0E44\u0E14\u0E49. \u0E41\u0E25\u0E49\u0E27? "
+         L"\u0E51\u0E52\u0E53\u0E54",
+         {L"\u0E01\u0E32\u0E23\u0E17\u0E35\u0E48\u0E44\u0E14\u0E49", L"\u0E41\u0E25\u0E49\u0E27",
+          L"\u0E51\u0E52\u0E53\u0E54"}},
+        // testCombiningMarks: a voiced-sound mark (U+3099) extends kana, Han and Hangul
+        {L"\u3055\u3099", {L"\u3055\u3099"}},
+        {L"\u58F9\u3099", {L"\u58F9\u3099"}},
+        {L"\uC544\u3099", {L"\uC544\u3099"}},
+        // testEmpty
+        {L".", {}},
+        {L" ", {}},
+    };
+    for (const auto& [text, want] : mid) EXPECT_EQ(texts(tokenize(text)), want) << text.size();
+
+    // testTypes, testJapanese, testKorean, testSupplementary
+    EXPECT_EQ(tokenize(L"David has 5000 bones"),
+              (Toks{{L"David", A}, {L"has", A}, {L"5000", N}, {L"bones", A}}));
+    EXPECT_EQ(tokenize(L"\u4EEE\u540D\u9063\u3044 \u30AB\u30BF\u30AB\u30CA"),
+              (Toks{{L"\u4EEE", TokenType::Ideographic},
+                    {L"\u540D", TokenType::Ideographic},
+                    {L"\u9063", TokenType::Ideographic},
+                    {L"\u3044", TokenType::Hiragana},
+                    {L"\u30AB\u30BF\u30AB\u30CA", TokenType::Katakana}}));
+    EXPECT_EQ(tokenize(L"\uD6C8\uBBFC\uC815\uC74C"),
+              (Toks{{L"\uD6C8\uBBFC\uC815\uC74C", TokenType::Hangul}}));
+    EXPECT_EQ(tokenize(L"\U00029B05\u8271"),
+              (Toks{{L"\U00029B05", TokenType::Ideographic}, {L"\u8271", TokenType::Ideographic}}));
+
+    // Emoji: simple, ZWJ sequence, ZWJ sequence with a skin-tone modifier, flags, keycaps,
+    // text presentation selectors, tag sequences, emoji next to Latin and Han.
+    const auto E = TokenType::Emoji;
+    EXPECT_EQ(tokenize(L"\U0001F4A9 \U0001F4A9\U0001F4A9"),
+              (Toks{{L"\U0001F4A9", E}, {L"\U0001F4A9", E}, {L"\U0001F4A9", E}}));
+    EXPECT_EQ(tokenize(L"\U0001F469\u200D\u2764\uFE0F\u200D\U0001F469"),
+              (Toks{{L"\U0001F469\u200D\u2764\uFE0F\u200D\U0001F469", E}}));
+    EXPECT_EQ(tokenize(L"\U0001F468\U0001F3FC\u200D\u2695\uFE0F"),
+              (Toks{{L"\U0001F468\U0001F3FC\u200D\u2695\uFE0F", E}}));
+    EXPECT_EQ(tokenize(L"\U0001F1FA\U0001F1F8\U0001F1FA\U0001F1F8"),
+              (Toks{{L"\U0001F1FA\U0001F1F8", E}, {L"\U0001F1FA\U0001F1F8", E}}));
+    EXPECT_EQ(tokenize(L"#\uFE0F\u20E3"), (Toks{{L"#\uFE0F\u20E3", E}}));
+    EXPECT_EQ(tokenize(L"3\uFE0F\u20E3"), (Toks{{L"3\uFE0F\u20E3", E}}));
+    EXPECT_TRUE(tokenize(L"#\uFE0E").empty());
+    EXPECT_EQ(tokenize(L"3\uFE0E"), (Toks{{L"3\uFE0E", N}}));
+    EXPECT_EQ(tokenize(L"\u2B55\uFE0E"), (Toks{{L"\u2B55", E}}));
+    EXPECT_EQ(tokenize(L"\u2B55\uFE0E\u200D\u2B55\uFE0E"),
+              (Toks{{L"\u2B55", E}, {L"\u200D\u2B55", E}}));
+    const std::wstring england =
+        L"\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E"
+        L"\U000E0067\U000E007F";
+    EXPECT_EQ(tokenize(england), (Toks{{england, E}}));
+    EXPECT_EQ(tokenize(L"poo\U0001F4A9poo"), (Toks{{L"poo", A}, {L"\U0001F4A9", E}, {L"poo", A}}));
+    EXPECT_EQ(tokenize(L"\U0001F4A9\u4E2D\u570B\U0001F4A9"),
+              (Toks{{L"\U0001F4A9", E},
+                    {L"\u4E2D", TokenType::Ideographic},
+                    {L"\u570B", TokenType::Ideographic},
+                    {L"\U0001F4A9", E}}));
 }
