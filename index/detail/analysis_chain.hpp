@@ -2,7 +2,8 @@
 /// \file detail/analysis_chain.hpp
 /// INTERNAL (not installed; includes Lucene++): one reusable Lucene++ token stream chain and
 /// UTF-8 <-> UTF-32 helpers. One chain per thread; not thread-safe. The "anserini" analyzer runs
-/// plumb's own tokenizer and filters (standard_tokenizer.hpp) instead of Lucene++'s.
+/// plumb's own tokenizer and filters (standard_tokenizer.hpp, english_filters.hpp) instead of
+/// Lucene++'s.
 
 #include <lucene++/LuceneHeaders.h>
 #include <lucene++/PorterStemFilter.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "index/analysis.hpp"
+#include "index/detail/english_filters.hpp"
 #include "index/detail/standard_tokenizer.hpp"
 
 namespace plumb::index::detail {

@@ -2,8 +2,8 @@
 /// \file detail/standard_tokenizer.hpp
 /// INTERNAL (not installed): Lucene 9's StandardTokenizer (the JFlex grammar implementing the
 /// Unicode UAX#29 word-break rules, StandardTokenizerImpl.jflex) re-implemented over UTF-32 text
-/// with ICU's character properties, and Lucene's PorterStemmer. Used by the "anserini" analyzer
-/// (analysis.hpp). ICU stays inside standard_tokenizer.cpp.
+/// with ICU's character properties. Used by the "anserini" analyzer (analysis.hpp); its filters
+/// are in english_filters.hpp. ICU stays inside the .cpp files.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,19 +42,5 @@ inline constexpr std::size_t kMaxTokenLength = 255;
 /// punctuation, symbols or space are dropped. Never throws except std::bad_alloc.
 void standard_tokenize(const wchar_t* text, std::size_t n, std::vector<StdToken>& out,
                        std::size_t max_token_length = kMaxTokenLength);
-
-/// Porter stemmer with Lucene's departures (PorterStemmer.java: "bli" -> "ble", "logi" -> "log",
-/// words of fewer than 3 characters untouched). Stems `word[0, len)` in place (lowercase
-/// expected; non-ASCII characters count as consonants) and returns the new length (<= len).
-std::size_t porter_stem(wchar_t* word, std::size_t len) noexcept;
-
-/// Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (33 words; the set Anserini uses).
-bool is_english_stop_word(const wchar_t* term, std::size_t len) noexcept;
-
-/// The filters of Anserini's DefaultEnglishAnalyzer after the tokenizer, on one token in place:
-/// EnglishPossessiveFilter (drops a trailing 's, \u2019s or \uFF07s, s or S), LowerCaseFilter
-/// (per code point, Unicode simple lowercase), StopFilter (when `stop`), PorterStemFilter (when
-/// `stem`). Returns the new length; 0 = the token was removed.
-std::size_t english_filter(wchar_t* term, std::size_t len, bool stop, bool stem) noexcept;
 
 }  // namespace plumb::index::detail

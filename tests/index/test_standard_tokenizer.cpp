@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "index/detail/english_filters.hpp"
 #include "index/detail/standard_tokenizer.hpp"
 
 namespace d = plumb::index::detail;
