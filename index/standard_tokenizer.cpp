@@ -216,6 +216,8 @@ public:
 
     /// The WORD rule (and its NUM / HANGUL / KATAKANA subsets): longest match at p, type in `type`.
     std::size_t match_word(std::size_t p, std::size_t e, TokenType& type) const {
+        // kHsq: a Hebrew group just closed (Hebrew_Letter Single_Quote, or Hebrew_Letter
+        // Double_Quote Hebrew_Letter); the grammar continues only with a new group or '_'.
         enum State { kStart, kA, kH, kN, kK, kE, kHsq };
         State st = kStart;
         bool group = false, letters = false, only_hangul = true, only_katakana = true;
@@ -255,15 +257,20 @@ public:
                         to = skip_ext(nq + 1, e);
                         base = next;
                         mid = true;
-                        ns = state_of(next);
+                        // A letter after a Mid* belongs to the same letter group, so even a
+                        // Hebrew one cannot start a Hebrew group (no WB7a/b after it).
+                        ns = kA;
                     } else if (st == kH && u == kSingleQuote) {
                         ns = kHsq;  // WB7a: Hebrew_Letter x Single_Quote
                         mid = true;
                     } else if (st == kH && u == kDoubleQuote && next == kHebrew) {
-                        to = skip_ext(nq + 1, e);  // WB7b/c
+                        // WB7b/c. In Lucene's grammar this closes a Hebrew group
+                        // (HebrewLetter DoubleQuote HebrewLetter): like after WB7a, only a new
+                        // letter/digit group or '_' may follow, so a second '"' breaks.
+                        to = skip_ext(nq + 1, e);
                         base = next;
                         mid = true;
-                        ns = kH;
+                        ns = kHsq;
                     } else {
                         ok = false;
                     }

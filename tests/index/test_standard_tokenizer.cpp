@@ -6,8 +6,10 @@
 #include <unicode/brkiter.h>
 #include <unicode/unistr.h>
 
+#include <cstdio>
 #include <memory>
 #include <random>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,6 +116,12 @@ TEST(StandardTokenizer, CjkAndOtherScripts) {
     // Single_Quote after a Hebrew letter too (WB7a).
     EXPECT_EQ(texts(tokenize(L"\u05E6\u05D4\"\u05DC \u05D2' x\"y")),
               (W{L"\u05E6\u05D4\"\u05DC", L"\u05D2'", L"x", L"y"}));
+    // Lucene's grammar (not plain UAX#29) closes the group after Hebrew " Hebrew: a second
+    // '"' breaks, while a letter or digit may follow directly. A Hebrew letter reached through
+    // a Mid* character belongs to a letter group and cannot take a final quote (WB7a).
+    EXPECT_EQ(texts(tokenize(L"\u05D0\"\u05D1\"\u05D2 \u05D0\"\u05D1\u05D2\"\u05D3")),
+              (W{L"\u05D0\"\u05D1", L"\u05D2", L"\u05D0\"\u05D1\u05D2\"\u05D3"}));
+    EXPECT_EQ(texts(tokenize(L"a'\u05D0' a'\u05D0\u05D1'")), (W{L"a'\u05D0", L"a'\u05D0\u05D1'"}));
     // A combining mark extends its base (WB4).
     EXPECT_EQ(texts(tokenize(L"cafe\u0301s")), (W{L"cafe\u0301s"}));
 }
@@ -190,6 +198,64 @@ TEST(StandardTokenizer, AgreesWithIcuWordBreaksOnRandomText) {
         ++checked;
     }
     EXPECT_EQ(checked, 20000);
+}
+
+// Lucene's WORD and NUM rules transliterated into std::regex over one symbol per Word_Break
+// class (A ALetter, H Hebrew_Letter, N Numeric, K Katakana, E ExtendNumLet, M MidLetter,
+// U MidNum, B MidNumLet, S Single_Quote, D Double_Quote, X Extend, O anything else); a token is
+// the longest prefix the WORD regex matches in full. This reference shares no code with the
+// scanner, and it includes the Hebrew quote rules and the Katakana group.
+TEST(StandardTokenizer, AgreesWithLucenesGrammarAsARegex) {
+    const std::string x = "X*";
+    const std::string ext_num = "(E[EX]*)?";  // {ExtendNumLetEx}*
+    const std::string k_group = "KX*(" + ext_num + "KX*)*";
+    const std::string h_group = "HX*(SX*|DX*HX*)";
+    const std::string n_group = "NX*((" + ext_num + "|[UBS]X*)NX*)*";
+    const std::string a_group = "[AH]X*((" + ext_num + "|[MBS]X*)[AH]X*)*";
+    const std::string core = "(" + k_group + "|(" + h_group + "|" + n_group + "|" + a_group + ")+)";
+    const std::regex word(ext_num + core + "(E[EX]*" + core + ")*" + ext_num);
+    const std::regex num(ext_num + n_group + ext_num);
+    const std::regex katakana("(KX*)+");
+    // One character per class.
+    const std::wstring chars = L"a\u05D01\u30AB_:,.'\"\u0301 -";
+    const std::string syms = "AHNKEMUBSDXOO";
+    std::mt19937 rng(11);
+    std::size_t tokens = 0, hebrew_quote = 0;
+    for (int round = 0; round < 1500; ++round) {
+        const std::size_t len = 1 + rng() % 14;
+        std::wstring text;
+        std::string sym;
+        for (std::size_t i = 0; i < len; ++i) {
+            const std::size_t c = rng() % chars.size();
+            text.push_back(chars[c]);
+            sym.push_back(syms[c]);
+        }
+        Toks want;
+        for (std::size_t p = 0; p < len;) {
+            std::size_t best = 0;
+            for (std::size_t l = len - p; l > 0 && best == 0; --l) {
+                if (std::regex_match(sym.substr(p, l), word)) best = l;
+            }
+            if (best == 0) {
+                ++p;
+                continue;
+            }
+            const std::string t = sym.substr(p, best);
+            const TokenType type = std::regex_match(t, num)        ? TokenType::Num
+                                   : std::regex_match(t, katakana) ? TokenType::Katakana
+                                                                   : TokenType::AlphaNum;
+            want.emplace_back(text.substr(p, best), type);
+            if (t.find_first_of("SD") != std::string::npos && t.find('H') != std::string::npos) {
+                ++hebrew_quote;
+            }
+            p += best;
+        }
+        ASSERT_EQ(tokenize(text), want) << sym;
+        tokens += want.size();
+    }
+    EXPECT_GT(tokens, 2000u);  // the comparison is not vacuous
+    EXPECT_GT(hebrew_quote, 50u);
+    std::printf("%zu tokens, %zu with Hebrew and quotes\n", tokens, hebrew_quote);
 }
 
 TEST(PorterStemmer, PaperAndReferenceVocabulary) {
