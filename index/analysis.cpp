@@ -7,20 +7,36 @@
 
 namespace plumb::index {
 
+const char* analyzer_kind_name(AnalyzerKind kind) noexcept {
+    return kind == AnalyzerKind::Anserini ? "anserini" : "lucene3";
+}
+
+AnalyzerKind parse_analyzer_kind(std::string_view name) {
+    for (auto kind : {AnalyzerKind::Lucene3, AnalyzerKind::Anserini}) {
+        if (name == analyzer_kind_name(kind)) return kind;
+    }
+    throw ConfigError("unknown analyzer '" + std::string(name) +
+                      "' (known analyzers: lucene3, anserini)");
+}
+
 std::string AnalysisOptions::name() const {
-    std::string n = "standard+lowercase";
+    std::string n = analyzer == AnalyzerKind::Anserini ? "uax29+possessive+lowercase"
+                                                       : "standard+lowercase";
     if (stop) n += "+stop";
     if (stem) n += "+porter";
     return n;
 }
 
 AnalysisOptions AnalysisOptions::from_name(const std::string& name) {
-    for (bool stop : {true, false}) {
-        for (bool stem : {true, false}) {
-            AnalysisOptions o;
-            o.stop = stop;
-            o.stem = stem;
-            if (o.name() == name) return o;
+    for (auto kind : {AnalyzerKind::Lucene3, AnalyzerKind::Anserini}) {
+        for (bool stop : {true, false}) {
+            for (bool stem : {true, false}) {
+                AnalysisOptions o;
+                o.analyzer = kind;
+                o.stop = stop;
+                o.stem = stem;
+                if (o.name() == name) return o;
+            }
         }
     }
     throw IndexError("unknown analysis configuration '" + name + "'");
@@ -91,8 +107,9 @@ void wide_to_utf8(const wchar_t* s, std::size_t n, std::string& out) {
     }
 }
 
-AnalysisChain::AnalysisChain(const AnalysisOptions& options) {
+AnalysisChain::AnalysisChain(const AnalysisOptions& options) : m_options(options) {
     using namespace Lucene;
+    if (options.analyzer == AnalyzerKind::Anserini) return;  // no Lucene++ objects needed
     m_tokenizer = newLucene<StandardTokenizer>(LuceneVersion::LUCENE_30,
                                                newLucene<StringReader>(L""));
     TokenStreamPtr ts = newLucene<StandardFilter>(m_tokenizer);
@@ -105,12 +122,26 @@ AnalysisChain::AnalysisChain(const AnalysisOptions& options) {
     m_term = m_top->addAttribute<TermAttribute>();
 }
 
+void AnalysisChain::run_anserini(const std::wstring& text) {
+    m_terms.clear();
+    m_spans.clear();
+    standard_tokenize(text.data(), text.size(), m_tokens);
+    for (const auto& t : m_tokens) {
+        const std::size_t begin = m_terms.size();
+        m_terms.append(text, t.begin, t.end - t.begin);
+        const std::size_t len =
+            english_filter(m_terms.data() + begin, t.end - t.begin, m_options.stop, m_options.stem);
+        m_terms.resize(begin + len);
+        if (len > 0) m_spans.emplace_back(begin, len);
+    }
+}
+
 }  // namespace detail
 
 Analyzer::Analyzer(AnalysisOptions options) : m_options(options) {}
 
 std::vector<std::string> Analyzer::analyze(std::string_view text) const {
-    // One chain per thread and configuration (at most four configurations exist).
+    // One chain per thread and configuration (at most eight configurations exist).
     thread_local std::map<std::string, std::unique_ptr<detail::AnalysisChain>> chains;
     auto& chain = chains[m_options.name()];
     if (!chain) chain = std::make_unique<detail::AnalysisChain>(m_options);

@@ -16,6 +16,7 @@ struct IndexArgs {
     std::string index;
     std::string format;  // empty: by extension
     unsigned threads = 1;
+    std::string analyzer = "lucene3";
     bool no_stem = false;
     bool no_stop = false;
     bool skip_bad = false;
@@ -32,6 +33,7 @@ void run_index(const IndexArgs& a) {
     plumb::index::IndexBuildOptions o;
     o.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
                                 : plumb::index::parse_corpus_format(a.format);
+    o.analysis.analyzer = plumb::index::parse_analyzer_kind(a.analyzer);
     o.analysis.stem = !a.no_stem;
     o.analysis.stop = !a.no_stop;
     o.skip_bad = a.skip_bad;
@@ -88,6 +90,12 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
     cmd->add_option("--threads,-t", args->threads, "Analysis threads (plus one writer thread)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 256u));
+    cmd->add_option("--analyzer", args->analyzer,
+                    "lucene3 (Lucene++ 3 classic tokenizer) or anserini (Anserini's default "
+                    "English analyzer: Lucene 9 UAX#29 tokenizer, possessives, stop words, "
+                    "Porter); recorded in the index and used for queries")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"lucene3", "anserini"}));
     cmd->add_flag("--no-stem", args->no_stem, "Disable Porter stemming");
     cmd->add_flag("--no-stop", args->no_stop, "Keep English stop words");
     cmd->add_flag("--skip-bad", args->skip_bad,

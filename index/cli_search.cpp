@@ -28,6 +28,7 @@ struct SearchArgs {
     float original_weight = 0.5f;
     std::string tag;
     std::string algorithm = "auto";
+    std::string analyzer;  ///< required analyzer (empty: the index's, whichever it is)
     bool no_stem = false;
     bool no_stop = false;
     bool skip_bad = false;
@@ -62,11 +63,17 @@ void run_search(const SearchArgs& a) {
     }
     if (a.index.empty()) throw plumb::ConfigError("search: --index is required (or --pipeline)");
     pi::IndexOpenOptions open_options;
-    if (a.no_stem || a.no_stop) {
-        // An explicit analysis request must match the index's.
+    if (a.no_stem || a.no_stop || !a.analyzer.empty()) {
+        // An explicit analysis request must match the index's; without --analyzer, the
+        // index's analyzer is taken as requested.
         pi::AnalysisOptions want;
         want.stem = !a.no_stem;
         want.stop = !a.no_stop;
+        if (a.analyzer.empty()) {
+            want.analyzer = pi::PassageIndex::open(a.index)->info().analysis.analyzer;
+        } else {
+            want.analyzer = pi::parse_analyzer_kind(a.analyzer);
+        }
         open_options.expect_analysis = want;
     }
     pi::TopicReadOptions topic_options;
@@ -158,6 +165,10 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
                     "taat-maxscore; all give identical results")
         ->check(CLI::IsMember({"auto", "exhaustive", "maxscore", "taat-maxscore"}))
         ->capture_default_str();
+    cmd->add_option("--analyzer", args->analyzer,
+                    "Require an index built with this analyzer (lucene3 or anserini; the "
+                    "index's analyzer is always used)")
+        ->check(CLI::IsMember({"lucene3", "anserini"}));
     cmd->add_flag("--no-stem", args->no_stem,
                   "Require an index built with --no-stem (the index's analysis is always used)");
     cmd->add_flag("--no-stop", args->no_stop,

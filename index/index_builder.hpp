@@ -20,8 +20,9 @@
 ///                       virtual VInt decoding. Recorded as "postings" {file, version} in the
 ///                       metadata; indexes without it (built before it existed) are searched
 ///                       through Lucene++ TermDocs with identical results.
-///  - plumb-index.json   metadata (analysis, counts, format version); written LAST: it is the
-///                       commit marker. An index without it never opens.
+///  - plumb-index.json   metadata (analysis name, analyzer "lucene3"/"anserini" (absent in
+///                       older indexes: lucene3), counts, format version); written LAST: it is
+///                       the commit marker. An index without it never opens.
 ///
 /// Crash safety: the index is built in a sibling directory "<dir>.tmp-<pid>-<n>", every file is
 /// fsynced, the metadata written last, then the directory is swapped into place atomically

@@ -165,6 +165,7 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     auto d = std::make_unique<IndexData>();
     d->dir = dir;
     std::string analysis_name;
+    std::string analyzer_name;  // empty: written before the choice existed (lucene3)
     std::string postings_file;
     int postings_version = 0;
     try {
@@ -182,6 +183,7 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
         d->info.total_length = j.at("total_length").get<std::uint64_t>();
         d->info.terms = j.at("terms").get<std::uint64_t>();
         analysis_name = j.at("analysis").get<std::string>();
+        if (auto it = j.find("analyzer"); it != j.end()) analyzer_name = it->get<std::string>();
         // Indexes built before postings.bin existed lack the key: searched through Lucene++.
         if (auto it = j.find("postings"); it != j.end()) {
             postings_file = it->at("file").get<std::string>();
@@ -191,6 +193,12 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
         throw IndexError(meta_path.string() + ": bad metadata: " + e.what());
     }
     d->info.analysis = AnalysisOptions::from_name(analysis_name);
+    // "analyzer" (absent in indexes built before it existed) must agree with "analysis".
+    if (!analyzer_name.empty() &&
+        analyzer_name != analyzer_kind_name(d->info.analysis.analyzer)) {
+        throw IndexError(meta_path.string() + ": analyzer '" + analyzer_name +
+                         "' contradicts analysis '" + analysis_name + "'");
+    }
     if (options.expect_analysis && !(*options.expect_analysis == d->info.analysis)) {
         throw IndexError("index " + dir.string() + " was built with analysis '" +
                          analysis_name + "' but '" + options.expect_analysis->name() +

@@ -459,6 +459,81 @@ TEST(IndexOpen, AnalysisMismatchIsAClearError) {
     EXPECT_TRUE(s->search("run", 10).empty());
 }
 
+TEST(IndexOpen, AnseriniAnalyzerIsRecordedCheckedAndUsedForQueries) {
+    TempDir dir("anserini");
+    auto corpus = write_file(dir / "c.tsv",
+                             "d1\tAn 11-fold increase in caspase-3 activity\n"
+                             "d2\tA 1.5-fold change of the dose\n"
+                             "d3\tJohn's fold-out map of the old town\n"
+                             "d4\tnothing relevant here\n");
+    pi::IndexBuildOptions o;
+    o.analysis.analyzer = pi::AnalyzerKind::Anserini;
+    pi::build_index(corpus, dir / "new", o);
+    pi::build_index(corpus, dir / "old", pi::IndexBuildOptions{});  // lucene3 (default)
+
+    // Recorded in the metadata: the analysis name and the analyzer.
+    auto meta = nlohmann::json::parse(plumb_test::slurp(dir / "new" / "plumb-index.json"));
+    EXPECT_EQ(meta.at("analysis"), "uax29+possessive+lowercase+stop+porter");
+    EXPECT_EQ(meta.at("analyzer"), "anserini");
+    auto s = pi::Bm25Searcher::open(dir / "new");
+    EXPECT_EQ(s->index().info().analysis.analyzer, pi::AnalyzerKind::Anserini);
+    // d1: 11 fold increas caspas 3 activ (Porter: caspase -> caspas, activity -> activ);
+    // d2: 1.5 fold chang dose; d3: john fold out map old town; d4: noth relev here.
+    EXPECT_EQ(s->index().doc_length(0), 6u);
+    EXPECT_EQ(s->index().doc_length(1), 4u);
+    EXPECT_EQ(s->index().doc_length(2), 6u);
+
+    // Queries go through the same analyzer: "fold" is a token of d1, d2 and d3 only with it.
+    std::set<std::string> found;
+    for (const auto& h : s->search("FOLD", 10)) found.insert(std::string(s->index().docid(h.doc)));
+    EXPECT_EQ(found, (std::set<std::string>{"d1", "d2", "d3"}));
+    auto fold_old = pi::Bm25Searcher::open(dir / "old")->search("fold", 10);
+    ASSERT_EQ(fold_old.size(), 1u);  // lucene3: "11-fold", "1.5-fold" stay whole (d3 splits)
+    auto hits = s->search("John's 1.5-fold", 10);
+    ASSERT_EQ(hits.size(), 3u);
+    // d2 and d3 match two query terms each (df 1 and df 3), d2 is shorter; d1 only "fold".
+    EXPECT_EQ(s->index().docid(hits[0].doc), "d2");
+    EXPECT_EQ(s->index().docid(hits[1].doc), "d3");
+    pi::SearchOptions rm3;
+    rm3.rm3 = true;
+    EXPECT_EQ(s->search("caspase", 10, rm3).front().doc, 0u);  // RM3 feedback analysed alike
+
+    // Opening it as the other analyzer is refused by the analysis check, and vice versa.
+    pi::IndexOpenOptions want_lucene3;
+    want_lucene3.expect_analysis = pi::AnalysisOptions{};
+    try {
+        pi::Bm25Searcher::open(dir / "new", want_lucene3);
+        FAIL();
+    } catch (const plumb::IndexError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("uax29+possessive+lowercase+stop+porter"), std::string::npos) << m;
+        EXPECT_NE(m.find("standard+lowercase+stop+porter"), std::string::npos) << m;
+    }
+    pi::IndexOpenOptions want_anserini;
+    want_anserini.expect_analysis = o.analysis;
+    EXPECT_NO_THROW(pi::Bm25Searcher::open(dir / "new", want_anserini));
+    EXPECT_THROW(pi::Bm25Searcher::open(dir / "old", want_anserini), plumb::IndexError);
+
+    // Indexes written before "analyzer" existed open as lucene3; a contradicting value is an
+    // error naming the metadata file.
+    auto old_meta = nlohmann::json::parse(plumb_test::slurp(dir / "old" / "plumb-index.json"));
+    EXPECT_EQ(old_meta.at("analyzer"), "lucene3");
+    old_meta.erase("analyzer");
+    write_file(dir / "old" / "plumb-index.json", old_meta.dump(2));
+    EXPECT_EQ(pi::Bm25Searcher::open(dir / "old")->index().info().analysis,
+              pi::AnalysisOptions{});
+    old_meta["analyzer"] = "anserini";
+    write_file(dir / "old" / "plumb-index.json", old_meta.dump(2));
+    try {
+        pi::Bm25Searcher::open(dir / "old");
+        FAIL();
+    } catch (const plumb::IndexError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("plumb-index.json"), std::string::npos) << m;
+        EXPECT_NE(m.find("contradicts"), std::string::npos) << m;
+    }
+}
+
 TEST(IndexBuild, EmptyCorpusAndEmptyPassages) {
     TempDir dir("empty");
     pi::build_index(write_file(dir / "e.tsv", ""), dir / "idx");

@@ -98,3 +98,42 @@ TEST(SearchCli, IndexAndSearchTinyCorpus) {
               1);
     EXPECT_NE(slurp(log).find("dup.tsv:2"), std::string::npos) << slurp(log);
 }
+
+TEST(SearchCli, AnseriniAnalyzerOption) {
+    TempDir dir("cli-anserini");
+    write_file(dir / "c.tsv",
+               "p1\tAn 11-fold increase\n"
+               "p2\tA 1.5-fold change\n"
+               "p3\tNothing here\n");
+    write_file(dir / "q.tsv", "q1\tfold\n");
+    auto log = dir / "log.txt";
+    const std::string idx = (dir / "idx").string();
+    ASSERT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --index " + idx +
+                      " --analyzer anserini -q",
+                  log),
+              0)
+        << slurp(log);
+    EXPECT_NE(slurp(log).find("uax29+possessive+lowercase+stop+porter"), std::string::npos)
+        << slurp(log);
+    const std::string search = "search --index " + idx + " --topics " +
+                               (dir / "q.tsv").string() + " --output " +
+                               (dir / "run.txt").string() + " -q";
+    ASSERT_EQ(run(search, log), 0) << slurp(log);
+    // "fold" is a token of p1 and p2 only when "11-fold" / "1.5-fold" are split.
+    auto lines = lines_of(slurp(dir / "run.txt"));
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_NE(lines[0][2], "p3");
+    EXPECT_NE(lines[1][2], "p3");
+    EXPECT_EQ(run(search + " --analyzer anserini", log), 0) << slurp(log);
+    // Requiring the other analyzer (or an unknown one) is an error.
+    EXPECT_EQ(run(search + " --analyzer lucene3", log), 1);
+    EXPECT_NE(slurp(log).find("was built with analysis"), std::string::npos) << slurp(log);
+    EXPECT_EQ(run(search + " --no-stem", log), 1);
+    EXPECT_NE(slurp(log).find("uax29+possessive+lowercase+stop'"), std::string::npos)
+        << slurp(log);
+    EXPECT_NE(run("index --corpus " + (dir / "c.tsv").string() + " --index " + idx +
+                      "2 --analyzer lucene9 -q",
+                  log),
+              0);
+    EXPECT_NE(slurp(log).find("lucene9"), std::string::npos) << slurp(log);
+}
