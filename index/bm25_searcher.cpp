@@ -9,9 +9,10 @@
 #include <thread>
 #include <unordered_map>
 
-#include "index/detail/index_data.hpp"
-
+// clang-format off
+#include "index/detail/index_data.hpp"  // (LuceneHeaders.h first: Lucene++ needs that order)
 #include <lucene++/SegmentTermEnum.h>
+// clang-format on
 #include "index/rm3.hpp"
 #include "plugin/error.hpp"
 
@@ -22,8 +23,8 @@ using detail::IndexData;
 using detail::TermEntry;
 
 constexpr std::uint32_t kEnd = 0xFFFFFFFFu;
-constexpr int32_t kBlock = 128;   // MaxScore cursor buffer (postings)
-constexpr int32_t kBulk = 2048;   // exhaustive bulk-read buffer (postings)
+constexpr int32_t kBlock = 128;  // MaxScore cursor buffer (postings)
+constexpr int32_t kBulk = 2048;  // exhaustive bulk-read buffer (postings)
 /// Relative slack on score upper bounds: covers float rounding differences between the
 /// pruning estimates (double, any order) and the exact float score (query term order).
 constexpr double kBoundSlack = 1e-4;
@@ -31,8 +32,8 @@ constexpr double kBoundSlack = 1e-4;
 /// A query term resolved against the dictionary.
 struct QTerm {
     const TermEntry* entry;
-    float w;         ///< query weight * idf
-    double ub;       ///< upper bound of this term's contribution (with slack)
+    float w;    ///< query weight * idf
+    double ub;  ///< upper bound of this term's contribution (with slack)
 };
 
 /// Result ordering: score descending, then id rank ascending.
@@ -88,9 +89,11 @@ class TopKBuffer {
 public:
     /// `rank`: id rank of every document, read only to break score ties.
     TopKBuffer(std::size_t k, const std::uint32_t* rank)
-        : m_rank(rank), m_k(k), m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
-                     ? std::numeric_limits<std::size_t>::max()
-                     : std::max<std::size_t>(2 * k, 64)) {
+        : m_rank(rank),
+          m_k(k),
+          m_cap(k > (std::numeric_limits<std::size_t>::max() >> 2)
+                    ? std::numeric_limits<std::size_t>::max()
+                    : std::max<std::size_t>(2 * k, 64)) {
         m_buf.reserve(std::min<std::size_t>(m_cap, 1 << 17));
     }
     /// Entries scoring below this can never enter (ties may, through a smaller id rank).
@@ -258,21 +261,23 @@ struct Bm25Searcher::Impl {
     std::shared_ptr<const std::vector<float>> make_norm(const Bm25Params& p) const {
         auto v = std::make_shared<std::vector<float>>(d.doclen.size());
         for (std::size_t i = 0; i < v->size(); ++i) {
-            (*v)[i] = detail::bm25_norm(p.k1, p.b, d.doclen[i], d.info.avgdl);
+            const std::uint32_t dl =
+                p.lucene_norms ? detail::lucene_norm_length(d.doclen[i]) : d.doclen[i];
+            (*v)[i] = detail::bm25_norm(p.k1, p.b, dl, d.info.avgdl);
         }
         return v;
     }
 
     std::shared_ptr<const std::vector<float>> norm_for(const Bm25Params& p) const {
         std::lock_guard lock(mu);
-        auto it = norms.find({p.k1, p.b});
+        auto it = norms.find({p.k1, p.lucene_norms ? -p.b - 1.0f : p.b});
         if (it != norms.end()) return it->second;
         if (norms.size() > 8) {  // bound memory: keep the default only
             norms.clear();
             norms[{Bm25Params{}.k1, Bm25Params{}.b}] = default_norm;
         }
         auto v = make_norm(p);
-        norms[{p.k1, p.b}] = v;
+        norms[{p.k1, p.lucene_norms ? -p.b - 1.0f : p.b}] = v;  // (b < 0: Lucene lengths)
         return v;
     }
 
@@ -580,8 +585,7 @@ std::vector<Hit> Bm25Searcher::Impl::maxscore(Workspace& ws, const std::vector<Q
     return top.finish();
 }
 
-Bm25Searcher::Bm25Searcher(std::shared_ptr<const PassageIndex> index)
-    : m_index(std::move(index)) {
+Bm25Searcher::Bm25Searcher(std::shared_ptr<const PassageIndex> index) : m_index(std::move(index)) {
     if (!m_index) throw InvalidArgument("Bm25Searcher: null index");
     m_impl = std::make_unique<Impl>(m_index->data());
 }
@@ -625,7 +629,7 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
     }
     const IndexData& d = m_index->data();
     if (k == 0 || !d.segment || terms.empty()) return {};
-    const bool default_params = p.k1 == Bm25Params{}.k1 && p.b == Bm25Params{}.b;
+    const bool default_params = p.k1 == Bm25Params{}.k1 && p.b == Bm25Params{}.b && !p.lucene_norms;
     auto norm = default_params ? m_impl->default_norm : m_impl->norm_for(p);
     const float k1p1 = p.k1 + 1.0f;
     const double n = static_cast<double>(d.info.documents);
@@ -653,8 +657,12 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
         float frac_ub =
             default_params
                 ? e->max_frac_default
-                : detail::bm25_frac(static_cast<float>(e->max_tf), k1p1,
-                                    detail::bm25_norm(p.k1, p.b, e->min_dl, d.info.avgdl));
+                : detail::bm25_frac(
+                      static_cast<float>(e->max_tf), k1p1,
+                      detail::bm25_norm(
+                          p.k1, p.b,
+                          p.lucene_norms ? detail::lucene_norm_length(e->min_dl) : e->min_dl,
+                          d.info.avgdl));
         q.push_back({e, w, static_cast<double>(w) * static_cast<double>(frac_ub)});
     }
     if (q.empty()) return {};
@@ -704,8 +712,7 @@ RankedList Bm25Searcher::to_ranked_list(const std::string& qid, std::span<const 
 }
 
 std::vector<RankedList> Bm25Searcher::search_batch(std::span<const Query> queries, std::size_t k,
-                                                   const SearchOptions& options,
-                                                   unsigned threads,
+                                                   const SearchOptions& options, unsigned threads,
                                                    const ProgressCallback& progress,
                                                    const CancelToken* cancel) const {
     std::vector<RankedList> out(queries.size());

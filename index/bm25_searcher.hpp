@@ -50,6 +50,10 @@ namespace plumb::index {
 struct Bm25Params {
     float k1 = 0.9f;
     float b = 0.4f;
+    /// Score with document lengths as Lucene 9 stores them in its one-byte norms (exact below
+    /// 24 tokens, 4 significant bits above: 100 -> 96), as Anserini's BM25 does, instead of the
+    /// exact lengths. For reproducing Anserini's regressions; the ranking formula is the same.
+    bool lucene_norms = false;
 };
 
 /// RM3 pseudo-relevance feedback, Anserini's Rm3Reranker semantics (see rm3.hpp).

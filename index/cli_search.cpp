@@ -22,6 +22,7 @@ struct SearchArgs {
     unsigned threads = 1;
     float k1 = 0.9f;
     float b = 0.4f;
+    bool lucene_norms = false;
     bool rm3 = false;
     std::size_t fb_docs = 10;
     std::size_t fb_terms = 10;
@@ -42,7 +43,9 @@ struct SearchArgs {
 void run_pipeline_search(const SearchArgs& a) {
     plumb::cli::load_torch_module();
     auto& hook = plumb::cli::pipeline_search_hook();
-    if (!hook) throw plumb::Error("search --pipeline: the LibTorch CLI module registered no pipeline runner");
+    if (!hook)
+        throw plumb::Error(
+            "search --pipeline: the LibTorch CLI module registered no pipeline runner");
     plumb::cli::PipelineSearchRequest request;
     request.config = a.pipeline;
     request.topics = a.topics;
@@ -86,12 +89,13 @@ void run_search(const SearchArgs& a) {
     pi::SearchOptions o;
     o.bm25.k1 = a.k1;
     o.bm25.b = a.b;
+    o.bm25.lucene_norms = a.lucene_norms;
     o.rm3 = a.rm3;
     o.rm3_params.fb_docs = a.fb_docs;
     o.rm3_params.fb_terms = a.fb_terms;
     o.rm3_params.original_query_weight = a.original_weight;
-    o.algorithm = a.algorithm == "exhaustive" ? pi::SearchAlgorithm::Exhaustive
-                  : a.algorithm == "maxscore"   ? pi::SearchAlgorithm::MaxScore
+    o.algorithm = a.algorithm == "exhaustive"      ? pi::SearchAlgorithm::Exhaustive
+                  : a.algorithm == "maxscore"      ? pi::SearchAlgorithm::MaxScore
                   : a.algorithm == "taat-maxscore" ? pi::SearchAlgorithm::TaatMaxScore
                                                    : pi::SearchAlgorithm::Auto;
     std::string tag = a.tag.empty() ? (a.rm3 ? "plumb-bm25-rm3" : "plumb-bm25") : a.tag;
@@ -116,8 +120,7 @@ void run_search(const SearchArgs& a) {
     bar.finish();
     out.commit();
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
-                 queries.size(), static_cast<unsigned long long>(skipped), lines,
-                 a.output.c_str());
+                 queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }
 
 const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
@@ -142,7 +145,9 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "Output run file (written atomically)")
         ->required();
-    cmd->add_option("--k,--hits", args->k, "Results per query")->capture_default_str();
+    cmd->add_option("--k,--hits", args->k, "Results per query")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--threads,-t", args->threads, "Search threads")
         ->capture_default_str()
         ->check(CLI::Range(1u, 256u));
@@ -150,6 +155,9 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         CLI::Range(0.0f, 100.0f));
     cmd->add_option("--bm25.b", args->b, "BM25 b")->capture_default_str()->check(
         CLI::Range(0.0f, 1.0f));
+    cmd->add_flag("--bm25.lucene-norms", args->lucene_norms,
+                  "score with document lengths as Lucene 9's one-byte norms keep them (as "
+                  "Anserini does): for reproducing Anserini's BM25 figures");
     cmd->add_flag("--rm3", args->rm3, "RM3 query expansion (Anserini's Rm3Reranker)");
     cmd->add_option("--rm3.fb-docs", args->fb_docs, "RM3 feedback documents")
         ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <lucene++/SegmentTermDocs.h>
 #include <lucene++/TermInfo.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -36,9 +37,9 @@ struct TermEntry {
     std::int64_t freq_ptr = 0;  ///< Lucene TermInfo::freqPointer
     std::int64_t prox_ptr = 0;  ///< Lucene TermInfo::proxPointer
     std::int32_t skip_offset = 0;
-    std::uint32_t max_tf = 0;      ///< largest tf in the postings
-    std::uint32_t min_dl = 0;      ///< smallest document length in the postings
-    float max_frac_default = 0;    ///< max over postings of tf(k1+1)/(tf+norm(d)), default k1/b
+    std::uint32_t max_tf = 0;    ///< largest tf in the postings
+    std::uint32_t min_dl = 0;    ///< smallest document length in the postings
+    float max_frac_default = 0;  ///< max over postings of tf(k1+1)/(tf+norm(d)), default k1/b
 };
 
 struct StringHash {
@@ -54,6 +55,20 @@ inline float bm25_norm(float k1, float b, std::uint32_t dl, double avgdl) {
     float ratio = avgdl > 0 ? static_cast<float>(static_cast<double>(dl) / avgdl) : 0.0f;
     return k1 * (1.0f - b + b * ratio);
 }
+/// A document length as Lucene 9 keeps it in its one-byte norm (SmallFloat.intToByte4, then
+/// byte4ToInt): exact below 24, above that 24 plus the length - 24 cut to its 4 most
+/// significant bits (100 -> 96, 41 -> 40). Anserini's BM25 scores documents with these lengths.
+inline std::uint32_t lucene_norm_length(std::uint32_t dl) {
+    constexpr std::uint32_t kFree = 24;  // 255 - longToInt4(Integer.MAX_VALUE)
+    if (dl < kFree) return dl;
+    const std::uint32_t v = std::min<std::uint32_t>(dl, 0x7fffffffu) - kFree;
+    int bits = 0;
+    while (bits < 32 && (v >> bits) != 0) ++bits;
+    if (bits < 4) return dl;  // subnormal: kept exactly
+    const int shift = bits - 4;
+    return kFree + ((((v >> shift) & 0x07u) | 0x08u) << shift);
+}
+
 /// tf * (k1 + 1) / (tf + norm): the tf part of a BM25 contribution.
 inline float bm25_frac(float tf, float k1p1, float norm) { return tf * k1p1 / (tf + norm); }
 

@@ -44,13 +44,15 @@ std::size_t positive(std::size_t v, const char* key, const std::string& where) {
 
 std::shared_ptr<const Retriever> make_bm25(const json& c, StageContext& ctx) {
     const std::string where = "first stage bm25";
-    check_keys(
-        c, {"index", "k1", "b", "rm3", "fb_docs", "fb_terms", "original_query_weight", "threads"},
-        where);
+    check_keys(c,
+               {"index", "k1", "b", "lucene_norms", "rm3", "fb_docs", "fb_terms",
+                "original_query_weight", "threads"},
+               where);
     auto dir = ctx.resolve(config_required_string(c, "index", where));
     index::SearchOptions o;
     o.bm25.k1 = static_cast<float>(config_double(c, "k1", o.bm25.k1, where));
     o.bm25.b = static_cast<float>(config_double(c, "b", o.bm25.b, where));
+    o.bm25.lucene_norms = config_bool(c, "lucene_norms", false, where);
     o.rm3 = config_bool(c, "rm3", false, where);
     o.rm3_params.fb_docs = config_size(c, "fb_docs", o.rm3_params.fb_docs, where);
     o.rm3_params.fb_terms = config_size(c, "fb_terms", o.rm3_params.fb_terms, where);

@@ -4,6 +4,7 @@
 #include "bm25_test_util.hpp"
 #include "index/bm25_retriever.hpp"
 #include "index/bm25_searcher.hpp"
+#include "index/detail/index_data.hpp"
 #include "index/index_builder.hpp"
 #include "plugin/error.hpp"
 
@@ -196,4 +197,44 @@ TEST(Bm25Jsonl, TitleAndTextAreIndexedTogether) {
     auto t = pi::Bm25Searcher::open(dir / "idx");
     EXPECT_EQ(t->index().text("p1").value(), "stripes here");
     EXPECT_EQ(t->search("zebra", 10).size(), 1u);
+}
+
+TEST(Bm25LuceneNorms, LengthsAsLuceneNineKeepsThem) {
+    // SmallFloat.intToByte4 / byte4ToInt by hand: below 24 exact; v = dl - 24 keeps its 4 most
+    // significant bits: 30 (v = 6, 3 bits) -> 30; 40 (v = 16 = 10000b) -> 40; 41 (10001b) -> 40;
+    // 100 (v = 76 = 1001100b -> 1001000b = 72) -> 96; 1000 (v = 976 = 1111010000b ->
+    // 1111000000b = 960) -> 984.
+    using plumb::index::detail::lucene_norm_length;
+    EXPECT_EQ(lucene_norm_length(0), 0u);
+    EXPECT_EQ(lucene_norm_length(23), 23u);
+    EXPECT_EQ(lucene_norm_length(24), 24u);
+    EXPECT_EQ(lucene_norm_length(30), 30u);
+    EXPECT_EQ(lucene_norm_length(31), 31u);
+    EXPECT_EQ(lucene_norm_length(40), 40u);
+    EXPECT_EQ(lucene_norm_length(41), 40u);
+    EXPECT_EQ(lucene_norm_length(100), 96u);
+    EXPECT_EQ(lucene_norm_length(1000), 984u);
+
+    // Two passages holding the query word once, of 40 and 41 tokens: with exact lengths the
+    // shorter one scores higher; with Lucene's lengths both are 40 long and tie (id order).
+    TempDir dir("lucene_norms");
+    std::string a = "b\tneedle", b = "a\tneedle";
+    for (int i = 0; i < 39; ++i) a += " w" + std::to_string(i);
+    for (int i = 0; i < 40; ++i) b += " w" + std::to_string(i);
+    write_file(dir / "c.tsv", a + "\n" + b + "\n");
+    pi::IndexBuildOptions o;
+    o.analysis.stem = false;
+    o.analysis.stop = false;
+    pi::build_index(dir / "c.tsv", dir / "idx", o);
+    auto s = pi::Bm25Searcher::open(dir / "idx");
+    auto exact = s->search("needle", 2);
+    ASSERT_EQ(exact.size(), 2u);
+    EXPECT_EQ(s->index().docid(exact[0].doc), "b");  // 40 tokens
+    EXPECT_GT(exact[0].score, exact[1].score);
+    pi::SearchOptions lucene;
+    lucene.bm25.lucene_norms = true;
+    auto q = s->search("needle", 2, lucene);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0].score, q[1].score);
+    EXPECT_EQ(s->index().docid(q[0].doc), "a");  // tie: ids ascending
 }

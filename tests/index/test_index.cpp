@@ -6,12 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "bm25_test_util.hpp"
-#include <nlohmann/json.hpp>
-
 #include "index/bm25_searcher.hpp"
 #include "index/detail/index_data.hpp"
 #include "index/generator.hpp"
@@ -105,7 +104,8 @@ TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
     for (const auto& q : *topics) {
         for (std::size_t k : {1, 3, 10, 100, 1000}) {
             auto a = searcher->search(q.text, k, ex);
-            expect_same(a, searcher->search(q.text, k, ms), q.id + " maxscore k=" + std::to_string(k));
+            expect_same(a, searcher->search(q.text, k, ms),
+                        q.id + " maxscore k=" + std::to_string(k));
             expect_same(a, searcher->search(q.text, k, tp), q.id + " taat k=" + std::to_string(k));
             expect_same(a, searcher->search(q.text, k, au), q.id + " auto k=" + std::to_string(k));
             if (!a.empty()) ++nonempty;
@@ -132,8 +132,8 @@ TEST_F(GeneratedIndex, OwnPostingsEqualLuceneTermDocsForEveryTerm) {
             if (n <= 0) break;
             for (int j = 0; j < n; ++j) ours.emplace_back(docs[j], freqs[j]);
         }
-        auto td = d.segment->termDocs(Lucene::newLucene<Lucene::Term>(
-            L"body", Lucene::StringUtils::toUnicode(term)));
+        auto td = d.segment->termDocs(
+            Lucene::newLucene<Lucene::Term>(L"body", Lucene::StringUtils::toUnicode(term)));
         while (true) {
             auto n = td->read(ldocs, lfreqs);
             if (n <= 0) break;
@@ -230,8 +230,9 @@ TEST_F(GeneratedIndex, ExhaustiveMatchesNaiveReferenceScoring) {
         for (std::size_t i = 0; i < hits.size(); ++i) {
             EXPECT_NEAR(hits[i].score, -ref[i].first, 1e-4 * -ref[i].first) << q.id << " " << i;
             // Ids agree unless the reference has a near-tie at this rank.
-            bool near_tie = (i > 0 && std::abs(ref[i].first - ref[i - 1].first) < 1e-5) ||
-                            (i + 1 < ref.size() && std::abs(ref[i].first - ref[i + 1].first) < 1e-5);
+            bool near_tie =
+                (i > 0 && std::abs(ref[i].first - ref[i - 1].first) < 1e-5) ||
+                (i + 1 < ref.size() && std::abs(ref[i].first - ref[i + 1].first) < 1e-5);
             if (!near_tie) {
                 EXPECT_EQ(idx.docid(hits[i].doc), ref[i].second) << q.id << " " << i;
             }
@@ -315,8 +316,7 @@ TEST(IndexBuild, FailedRebuildKeepsThePreviousIndex) {
     pi::build_index(write_file(dir / "a.tsv", numbered_corpus(50, "alpha")), dir / "idx");
     // A later build fails half-way (duplicate id at line 301).
     auto bad = numbered_corpus(300, "beta") + "doc5\tbeta again\n";
-    EXPECT_THROW(pi::build_index(write_file(dir / "b.tsv", bad), dir / "idx"),
-                 plumb::ParseError);
+    EXPECT_THROW(pi::build_index(write_file(dir / "b.tsv", bad), dir / "idx"), plumb::ParseError);
     auto s = pi::Bm25Searcher::open(dir / "idx");
     EXPECT_EQ(s->index().size(), 50u);
     EXPECT_EQ(s->search("alpha", 5).size(), 5u);
@@ -563,4 +563,19 @@ TEST(IndexBuild, SkipBadCountsMalformedLines) {
     auto st = pi::build_index(c, dir / "idx", o);
     EXPECT_EQ(st.documents, 2u);
     EXPECT_EQ(st.skipped, 1u);
+}
+
+TEST_F(GeneratedIndex, LuceneNormsPrunedEqualsExhaustive) {
+    pi::SearchOptions ex, ms, tp;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    ms.algorithm = pi::SearchAlgorithm::MaxScore;
+    tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
+    ex.bm25.lucene_norms = ms.bm25.lucene_norms = tp.bm25.lucene_norms = true;
+    for (const auto& q : *topics) {
+        for (std::size_t k : {1, 10, 100}) {
+            auto a = searcher->search(q.text, k, ex);
+            expect_same(a, searcher->search(q.text, k, ms), q.id + " lucene maxscore");
+            expect_same(a, searcher->search(q.text, k, tp), q.id + " lucene taat");
+        }
+    }
 }
