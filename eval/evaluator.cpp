@@ -126,6 +126,18 @@ std::string make_relstring(const std::vector<long>& rels, long len) {
     return out;
 }
 
+/// What the measures see of one query: its ranking's relevance values and the options.
+QueryJudgements judgements(std::span<const long> rels, const QueryQrels& qq,
+                           const EvalOptions& opt) {
+    QueryJudgements q;
+    q.rels = rels;
+    q.level_counts = qq.level_counts();
+    q.relevance_level = opt.relevance_level;
+    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
+    q.num_docs_in_coll = opt.num_docs_in_coll;
+    return q;
+}
+
 /// Ranks `s.items` (unless `keep_order`) and fills `s.rels`, then computes the measures.
 void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures,
                     const EvalOptions& opt, std::vector<double>& out, bool keep_order = false,
@@ -148,13 +160,8 @@ void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures
             s.bias[v].push_back(it == table.end() ? 0.0 : it->second.male - it->second.female);
         }
     }
-    QueryJudgements q;
-    q.rels = s.rels;
+    QueryJudgements q = judgements(s.rels, qq, opt);
     for (int v = 0; v < 3; ++v) q.passage_bias[v] = s.bias[v];
-    q.level_counts = qq.level_counts();
-    q.relevance_level = opt.relevance_level;
-    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
-    q.num_docs_in_coll = opt.num_docs_in_coll;
     out.assign(measures.columns().size(), 0.0);
     measures.compute(q, out);
     if (relstring && measures.relstring_length() >= 0) {
@@ -177,14 +184,10 @@ namespace {
 void missing_query_values(const QueryQrels& qq, const MeasureSet& measures, const EvalOptions& opt,
                           std::vector<double>& values) {
     const long bogus[1] = {kNotInQrels};
-    QueryJudgements q;
     // (-J drops that unjudged document and -M0 keeps none: then nothing is retrieved.)
-    q.rels =
-        std::span<const long>(bogus, opt.judged_docs_only || opt.max_docs_per_query == 0 ? 0 : 1);
-    q.level_counts = qq.level_counts();
-    q.relevance_level = opt.relevance_level;
-    q.trec_eval_9_iprec = opt.trec_eval_9_iprec;
-    q.num_docs_in_coll = opt.num_docs_in_coll;
+    const QueryJudgements q = judgements(
+        std::span<const long>(bogus, opt.judged_docs_only || opt.max_docs_per_query == 0 ? 0 : 1),
+        qq, opt);
     values.assign(measures.columns().size(), 0.0);
     measures.compute(q, values);
     for (std::size_t c = 0; c < values.size(); ++c) {

@@ -6,7 +6,6 @@
 // grouped, in reverse numeric order or fully interleaved, queries only in the run or only in
 // the qrels, MS MARCO 3-column runs, ir_measures names), with and without -c.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -15,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 
@@ -51,15 +52,16 @@ std::string gunzip(const fs::path& p) {
     return out;
 }
 
-std::string run(const std::string& cmd, int& status) {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return out;
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int st = ::pclose(p);
-    status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+/// The case's arguments with relative file paths (testdata/..., random/...) made absolute.
+std::string with_folder(const std::string& args) {
+    std::istringstream in(args);
+    std::string word, out;
+    while (in >> word) {
+        if (word.rfind("testdata/", 0) == 0 || word.rfind("random/", 0) == 0) {
+            word = "'" + (kRef / word).string() + "'";
+        }
+        out += (out.empty() ? "" : " ") + word;
+    }
     return out;
 }
 

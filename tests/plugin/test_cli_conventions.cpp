@@ -1,29 +1,14 @@
 // The `plumb` command line's conventions: exit statuses (0 success, 1 error in the input,
 // 2 usage error), `plumb: error:` on every error, and a suggestion for a mistyped command.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <string>
+
+#include "tests/support/cli.hpp"
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string out;  // stdout + stderr
-};
-
-Result plumb(const std::string& args) {
-    Result r;
-    FILE* p = ::popen((std::string("'") + PLUMB_CLI_PATH + "' " + args + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+plumb::test::CliResult plumb(const std::string& args) { return plumb::test::run_plumb(args); }
 
 }  // namespace
 
