@@ -79,11 +79,10 @@ TEST_P(TrecEvalConformance, SameOutputAsTrecEval) {
     const Case& c = GetParam();
     const std::string expected = gunzip(kRef / "expected" / c.expected);
     ASSERT_FALSE(expected.empty()) << "missing fixture " << c.expected;
-    int status = -1;
-    const std::string got = run(
-        "cd '" + kRef.string() + "' && '" + PLUMB_CLI_PATH + "' eval " + c.args + " 2>/dev/null",
-        status);
-    ASSERT_EQ(status, 0) << "plumb eval " << c.args;
+    // (paths in the cases are relative to the fixture folder)
+    const auto r = plumb::test::run_plumb("eval " + with_folder(c.args), false);
+    const std::string& got = r.out;
+    ASSERT_EQ(r.status, 0) << "plumb eval " << c.args;
     if (got == expected) return;
     const auto e = lines(expected), g = lines(got);
     std::size_t shown = 0;

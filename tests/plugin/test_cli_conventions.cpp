@@ -8,43 +8,43 @@
 
 namespace {
 
-plumb::test::CliResult plumb(const std::string& args) { return plumb::test::run_plumb(args); }
+plumb::test::CliResult cli(const std::string& args) { return plumb::test::run_plumb(args); }
 
 }  // namespace
 
 TEST(CliConventions, UsageErrorsExitTwoWithPrefixAndSuggestion) {
-    auto typo = plumb("serch --index x");
+    auto typo = cli("serch --index x");
     EXPECT_EQ(typo.status, 2);
     EXPECT_EQ(typo.out.rfind("plumb: error: unknown command 'serch'", 0), 0u) << typo.out;
     EXPECT_NE(typo.out.find("did you mean 'plumb search'?"), std::string::npos) << typo.out;
 
-    auto nested = plumb("debias rotat");
+    auto nested = cli("debias rotat");
     EXPECT_EQ(nested.status, 2);
     EXPECT_NE(nested.out.find("did you mean 'plumb debias rotate'?"), std::string::npos)
         << nested.out;
 
-    auto option = plumb("search --index x --topics y --output z --no-such-option");
+    auto option = cli("search --index x --topics y --output z --no-such-option");
     EXPECT_EQ(option.status, 2);
     EXPECT_EQ(option.out.rfind("plumb: error:", 0), 0u) << option.out;
     EXPECT_NE(option.out.find("plumb search --help"), std::string::npos) << option.out;
 
-    auto none = plumb("");
+    auto none = cli("");
     EXPECT_EQ(none.status, 2);
     EXPECT_EQ(none.out.rfind("plumb: error:", 0), 0u) << none.out;
 
     // Nothing resembles the word: no suggestion.
-    auto far = plumb("qwertyuiop");
+    auto far = cli("qwertyuiop");
     EXPECT_EQ(far.status, 2);
     EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
 }
 
 TEST(CliConventions, InputErrorsExitOneAndHelpExitsZero) {
-    auto missing = plumb("eval /nonexistent/qrels /nonexistent/run");
+    auto missing = cli("eval /nonexistent/qrels /nonexistent/run");
     EXPECT_EQ(missing.status, 1);
     EXPECT_EQ(missing.out.rfind("plumb: error:", 0), 0u) << missing.out;
     EXPECT_NE(missing.out.find("/nonexistent/qrels"), std::string::npos) << missing.out;
 
-    auto help = plumb("search --help");
+    auto help = cli("search --help");
     EXPECT_EQ(help.status, 0);
     EXPECT_NE(help.out.find("--topics"), std::string::npos);
 }
