@@ -275,9 +275,19 @@ void run_eval(const std::vector<std::string>& raw) {
         throw UsageError("expected QRELS and RUN, got " + std::to_string(a.files.size()) +
                          " file argument(s) (plumb eval --help)");
     }
-    const OutputFormat format = parse_output_format(a.format);
-    MeasureSet measures =
-        a.measures.empty() ? MeasureSet::official() : MeasureSet::parse(a.measures);
+    OutputFormat format;
+    try {
+        format = parse_output_format(a.format);
+    } catch (const ConfigError& e) {
+        throw UsageError(e.what());
+    }
+    MeasureSet measures;
+    try {
+        measures = a.measures.empty() ? MeasureSet::official() : MeasureSet::parse(a.measures);
+    } catch (const ConfigError& e) {
+        throw UsageError(e.what());  // a -m the command line got wrong
+    }
+
     load_bias_tables(a.options, measures, a.bias_file);
     auto qrels = std::make_shared<const Qrels>(Qrels::load(a.files[0]));
     Evaluator evaluator(qrels, std::move(measures), a.options);

@@ -33,11 +33,10 @@ std::string run_letter(std::size_t i) {
 }
 
 bool better_mean(const std::string& column, double x, double y) {
-    // Gender-bias measures: |RaB| lower is better; signed RaB/ARaB closer to 0 is better.
+    // Gender-bias measures: |RaB| lower is better. Signed RaB/ARaB have no better side: a
+    // significant signed difference says nothing about which is nearer 0 (+0.10 vs -0.11).
     if (column.rfind("abs_rab_", 0) == 0) return x < y;
-    if (column.rfind("rab_", 0) == 0 || column.rfind("arab_", 0) == 0) {
-        return std::fabs(x) < std::fabs(y);
-    }
+    if (column.rfind("rab_", 0) == 0 || column.rfind("arab_", 0) == 0) return false;
     return x > y;
 }
 

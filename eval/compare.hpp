@@ -13,8 +13,8 @@
 ///   baseline, m = runs·(runs-1)/2 for all pairs) of that measure.
 /// - With both tests, a difference is marked only when BOTH adjusted p-values are < alpha.
 ///   A mark also needs a strictly better mean (two-sided test, direction from the means):
-///   higher for effectiveness measures; for the gender-bias measures lower (abs_rab_*) or
-///   closer to 0 (rab_*, arab_*).
+///   higher for effectiveness measures, lower for |RaB| (abs_rab_*); signed RaB/ARaB (rab_*,
+///   arab_*) are never marked (a signed difference does not say which is nearer 0).
 /// - Fewer than 2 paired queries: no test (p = 1, nothing marked).
 
 #include <cstddef>
@@ -74,7 +74,7 @@ ComparisonTable compare_runs(const std::vector<std::string>& names,
                              const std::vector<EvalResult>& results, const CompareOptions& options);
 
 /// True when mean `x` is better than `y` for measure column `column`: higher, except for the
-/// gender-bias measures (abs_rab_*: lower; rab_*, arab_*: closer to 0).
+/// gender-bias measures (abs_rab_*: lower; rab_*, arab_*: never).
 bool better_mean(const std::string& column, double x, double y);
 
 /// Run letter of index i: a..z, then a1..z1, ...

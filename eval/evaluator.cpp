@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -78,9 +79,9 @@ struct Scratch {
     std::vector<long> rels;
 };
 
-/// Returns the index pair (first, second) of a duplicate docid, or {npos, npos}.
-std::pair<std::size_t, std::size_t> find_duplicate(Scratch& s) {
-    const std::size_t n = s.items.size();
+/// Returns the index pair (first, second) of a duplicate docid among the first `n` items, or
+/// {npos, npos}.
+std::pair<std::size_t, std::size_t> find_duplicate(Scratch& s, std::size_t n) {
     std::size_t cap = 16;
     while (cap < 2 * n) cap <<= 1;
     s.table.assign(cap, 0);
@@ -139,14 +140,31 @@ QueryJudgements judgements(std::span<const long> rels, const QueryQrels& qq,
 }
 
 /// Ranks `s.items` (unless `keep_order`) and fills `s.rels`, then computes the measures.
+/// Where a run's duplicate docids are reported (nullptr: in-memory lists, checked earlier).
+struct DuplicateCheck {
+    const std::string& file;
+    const std::string& qid;
+};
+
 void evaluate_items(const QueryQrels& qq, Scratch& s, const MeasureSet& measures,
                     const EvalOptions& opt, std::vector<double>& out, bool keep_order = false,
-                    std::string* relstring = nullptr) {
+                    std::string* relstring = nullptr,
+                    const DuplicateCheck* check_duplicates = nullptr) {
     if (!keep_order) rank_items(s.items);
     const std::size_t n = std::min(s.items.size(), opt.max_docs_per_query);
+    if (check_duplicates) {
+        // trec_eval (form_res_rels.c) looks for a repeated docid after the -M cut only.
+        auto [a, b] = find_duplicate(s, n);
+        if (b != std::string_view::npos) {
+            throw ParseError(check_duplicates->file, std::max(s.items[a].line, s.items[b].line),
+                             "duplicate document '" + std::string(s.items[b].docid) +
+                                 "' for query '" + check_duplicates->qid + "' (also at line " +
+                                 std::to_string(std::min(s.items[a].line, s.items[b].line)) + ")");
+        }
+    }
     s.rels.clear();
     for (auto& b : s.bias) b.clear();
-    const std::vector<int> variants = measures.bias_variants();
+    const std::vector<int>& variants = measures.bias_variants();
     for (std::size_t i = 0; i < n; ++i) {
         const long* g = qq.find(s.items[i].docid, s.items[i].hash);
         long r = !g ? kNotInQrels : (*g < 0 ? kNegativeGrade : *g);
@@ -247,20 +265,14 @@ EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const Measu
     return result;
 }
 
-/// Fills scratch items from a run block; throws ParseError on a duplicate docid.
-void load_block(const RunQuery& block, const std::string& file, Scratch& s) {
+/// Fills scratch items from a run block (duplicates are looked for when the query is evaluated,
+/// among the documents it keeps, as trec_eval does).
+void load_block(const RunQuery& block, Scratch& s) {
     s.items.clear();
     s.items.reserve(block.docs.size());
     for (const auto& d : block.docs) {
         std::string_view id = block.docid(d);
         s.items.push_back({id, d.score, docid_hash(id), d.line});
-    }
-    auto [a, b] = find_duplicate(s);
-    if (b != std::string_view::npos) {
-        throw ParseError(file, s.items[b].line,
-                         "duplicate document '" + std::string(s.items[b].docid) + "' for query '" +
-                             block.qid + "' (first at line " + std::to_string(s.items[a].line) +
-                             ")");
     }
 }
 
@@ -292,7 +304,7 @@ bool evaluate_list(const RankedList& list, const Qrels& qrels, const MeasureSet&
     for (const auto& c : list.candidates) {
         s.items.push_back({c.docid, static_cast<double>(c.score), docid_hash(c.docid), 0});
     }
-    auto [a, b] = find_duplicate(s);
+    auto [a, b] = find_duplicate(s, s.items.size());
     if (b != std::string_view::npos) {
         throw InvalidArgument("ranked list of query '" + list.qid + "' holds document '" +
                               std::string(s.items[b].docid) + "' twice");
@@ -336,12 +348,13 @@ EvalResult Evaluator::evaluate_run(const Run& run) const {
     Scratch s;
     std::vector<QueryValues> rows;
     for (const auto& block : run.queries) {
-        load_block(block, run.name, s);
         const QueryQrels* qq = m_qrels->find(block.qid);
         if (!qq) continue;
+        load_block(block, s);
         QueryValues row;
         row.qid = block.qid;
-        evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring);
+        const DuplicateCheck check{run.name, block.qid};
+        evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring, &check);
         rows.push_back(std::move(row));
     }
     return finish(std::move(rows), *m_qrels, m_measures, m_options, run.run_id);
@@ -349,17 +362,15 @@ EvalResult Evaluator::evaluate_run(const Run& run) const {
 
 namespace {
 
-/// Spills run lines into hash partitions by qid (in memory up to a budget, then in temporary
-/// files), so that a run in any line order is evaluated one partition at a time with memory
-/// bounded by the largest partition, not the whole run.
+/// Spills run lines into hash partitions by qid (in memory up to a budget, then appended to
+/// temporary files, one per partition, opened only while written), so that a run in any line
+/// order is evaluated one partition at a time with memory bounded by the largest partition, not
+/// the whole run.
 class RunPartitions {
 public:
     RunPartitions(std::size_t partitions, std::size_t memory_budget)
-        : m_buffers(partitions), m_files(partitions), m_budget(memory_budget) {}
+        : m_buffers(partitions), m_spilled(partitions, false), m_budget(memory_budget) {}
     ~RunPartitions() {
-        for (auto& f : m_files) {
-            if (f) std::fclose(f);
-        }
         if (!m_dir.empty()) {
             std::error_code ec;
             std::filesystem::remove_all(m_dir, ec);
@@ -380,7 +391,7 @@ public:
         b.append(docid);
         b.append(reinterpret_cast<const char*>(&score), sizeof score);
         b.append(reinterpret_cast<const char*>(&line), sizeof line);
-        m_buffered += 16 + qid.size() + docid.size();
+        m_buffered += kRecordOverhead + qid.size() + docid.size();
         if (m_buffered > m_budget) spill();
     }
 
@@ -389,26 +400,32 @@ public:
     /// The lines of partition `p`, grouped by qid (each query's lines in file order).
     std::vector<RunQuery> take(std::size_t p) {
         std::string data;
-        if (m_files[p]) {
-            std::FILE* f = m_files[p];
-            m_files[p] = nullptr;
-            if (std::fflush(f) != 0 || std::fseek(f, 0, SEEK_END) != 0) {
-                std::fclose(f);
-                throw IoError(m_dir.string() + ": cannot read back a run partition");
-            }
-            const long n = std::ftell(f);
-            data.resize(static_cast<std::size_t>(std::max(0L, n)));
-            std::rewind(f);
+        if (m_spilled[p]) {
+            const auto file = part_file(p);
+            std::error_code ec;
+            const auto n = std::filesystem::file_size(file, ec);
+            std::FILE* f = ec ? nullptr : std::fopen(file.c_str(), "rb");
+            if (!f) throw IoError(file.string() + ": cannot read back a run partition");
+            data.resize(static_cast<std::size_t>(n));
             const bool ok = std::fread(data.data(), 1, data.size(), f) == data.size();
             std::fclose(f);
-            if (!ok) throw IoError(m_dir.string() + ": cannot read back a run partition");
+            if (!ok) throw IoError(file.string() + ": cannot read back a run partition");
+            std::filesystem::remove(file, ec);
         }
         data += m_buffers[p];
         std::string().swap(m_buffers[p]);
         std::vector<RunQuery> out;
         std::unordered_map<std::string, std::size_t> index;
         std::size_t pos = 0;
+        const auto need = [&](std::size_t bytes) {
+            if (data.size() - pos < bytes) {
+                throw IoError(m_dir.string() +
+                              ": a run partition is corrupt (changed by another "
+                              "process?)");
+            }
+        };
         const auto get32 = [&]() {
+            need(4);
             std::uint32_t v;
             std::memcpy(&v, data.data() + pos, 4);
             pos += 4;
@@ -416,9 +433,11 @@ public:
         };
         while (pos < data.size()) {
             const std::uint32_t ql = get32();
+            need(ql);
             std::string qid(data.data() + pos, ql);
             pos += ql;
             const std::uint32_t dl = get32();
+            need(std::size_t{dl} + 16);
             std::string_view docid(data.data() + pos, dl);
             pos += dl;
             double score;
@@ -438,49 +457,56 @@ public:
     }
 
 private:
+    static constexpr std::size_t kRecordOverhead = 4 + 4 + 8 + 8;
+
+    std::filesystem::path part_file(std::size_t p) const {
+        return m_dir / ("part-" + std::to_string(p));
+    }
+
     void spill() {
         if (m_dir.empty()) {
-            static std::atomic<unsigned> counter{0};
-            m_dir = std::filesystem::temp_directory_path() /
-                    ("plumb-eval-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
             std::error_code ec;
-            std::filesystem::remove_all(m_dir, ec);
-            if (!std::filesystem::create_directories(m_dir, ec) || ec) {
-                throw IoError(m_dir.string() +
-                              ": cannot create a folder for run partitions: " + ec.message());
+            auto tmp = std::filesystem::temp_directory_path(ec);
+            if (ec) throw IoError("no folder for temporary files (TMPDIR): " + ec.message());
+            std::string templ = (tmp / "plumb-eval-XXXXXX").string();
+            if (!::mkdtemp(templ.data())) {
+                throw IoError(
+                    templ + ": cannot create a folder for run partitions: " + std::strerror(errno));
             }
+            m_dir = templ;
         }
         for (std::size_t p = 0; p < m_buffers.size(); ++p) {
             if (m_buffers[p].empty()) continue;
-            if (!m_files[p]) {
-                const auto file = m_dir / ("part-" + std::to_string(p));
-                m_files[p] = std::fopen(file.c_str(), "w+b");
-                if (!m_files[p]) {
-                    throw IoError(file.string() +
-                                  ": cannot create a run partition: " + std::strerror(errno));
-                }
+            const auto file = part_file(p);
+            // Opened for this write only: thousands of partitions never hold descriptors.
+            std::FILE* f = std::fopen(file.c_str(), "ab");
+            if (!f) {
+                throw IoError(file.string() +
+                              ": cannot write a run partition: " + std::strerror(errno));
             }
-            if (std::fwrite(m_buffers[p].data(), 1, m_buffers[p].size(), m_files[p]) !=
-                m_buffers[p].size()) {
-                throw IoError(m_dir.string() + ": cannot write a run partition (disk full?)");
+            const bool ok =
+                std::fwrite(m_buffers[p].data(), 1, m_buffers[p].size(), f) == m_buffers[p].size();
+            if (std::fclose(f) != 0 || !ok) {
+                throw IoError(file.string() + ": cannot write a run partition (disk full?)");
             }
+            m_spilled[p] = true;
             m_buffers[p].clear();
         }
         m_buffered = 0;
     }
 
     std::vector<std::string> m_buffers;
-    std::vector<std::FILE*> m_files;
+    std::vector<bool> m_spilled;
     std::filesystem::path m_dir;
     std::size_t m_budget;
     std::size_t m_buffered = 0;
 };
 
-/// Partitions to use for a run of `bytes` bytes (0 = unknown): about 32 MB of run text each.
-/// (A gzip-compressed run holds ~5x its size in text: its partitions are larger.)
+/// Partitions to use for a run of `bytes` bytes: about 32 MB of run text each. Standard input,
+/// pipes (size unknown) and gzip-compressed runs (~5x their size in text) take at least 256.
 std::size_t partition_count(std::uint64_t bytes) {
-    if (bytes == 0) return 64;
-    return static_cast<std::size_t>(std::clamp<std::uint64_t>(bytes / (32u << 20) + 1, 1, 4096));
+    return static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(bytes / (32u << 20) + 1, 256, 1u << 16));
 }
 
 }  // namespace
@@ -504,11 +530,13 @@ EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
         }
     };
     auto evaluate_block = [&](const RunQuery& block, const std::string& name, Scratch& s) {
-        load_block(block, name, s);
         if (const QueryQrels* qq = m_qrels->find(block.qid)) {
+            load_block(block, s);
             QueryValues row;
             row.qid = block.qid;
-            evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring);
+            const DuplicateCheck check{name, block.qid};
+            evaluate_items(*qq, s, m_measures, m_options, row.values, false, &row.relstring,
+                           &check);
             rows.push_back(std::move(row));
         }
     };
@@ -535,8 +563,7 @@ EvalResult Evaluator::evaluate_run(const std::filesystem::path& path,
         rows.clear();
     }
     RunReader reader(path);
-    RunPartitions parts(regular ? partition_count(reader.size()) : 64,
-                        m_options.spill_budget_bytes);
+    RunPartitions parts(partition_count(regular ? reader.size() : 0), m_options.spill_budget_bytes);
     while (reader.next(block)) {
         for (const auto& d : block.docs) parts.add(block.qid, block.docid(d), d.score, d.line);
         tick(reader);

@@ -295,7 +295,8 @@ struct Gains {
 
 private:
     static int compare(const Level& a, const Level& b) noexcept {
-        return static_cast<int>(a.gain - b.gain);  // comp_rel_gain's implicit conversion
+        // comp_rel_gain's implicit conversion (clamped: beyond int's range it is undefined)
+        return static_cast<int>(std::clamp(a.gain - b.gain, -2147483648.0, 2147483647.0));
     }
     /// glibc msort_with_tmp: top-down merge sort, left run first on ties.
     static void merge_sort(Level* b, std::size_t n, Level* t) {
@@ -1175,6 +1176,7 @@ std::optional<std::pair<std::string, std::string>> from_ir_measures(const std::s
                           "@10");
     }
     std::string params = cutoff;
+    if (name == "RBP" && args.empty()) params = "p=0.8";  // ir_measures' default persistence
     if (!args.empty()) {
         // Only RBP's persistence maps onto a trec_eval parameter; rel=, judged_only= and gains
         // change the relevance rule per measure, which trec_eval sets for all (-l, -J).
@@ -1293,17 +1295,13 @@ MeasureSet MeasureSet::parse(const std::vector<std::string>& specs) {
         const long idx = find_measure(trec.first);
         set.add_column_set(static_cast<std::size_t>(idx), !trec.second.empty(), trec.second, &spec);
     }
-    return set;
-}
-
-std::vector<int> MeasureSet::bias_variants() const {
-    std::vector<int> out;
-    for (const auto& sel : m_selected) {
-        const int v = registry()[sel.measure].bias_variant;
-        if (v >= 0 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    for (const auto& sel : set.m_selected) {
+        const int v = reg[sel.measure].bias_variant;
+        auto& vs = set.m_bias_variants;
+        if (v >= 0 && std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    std::sort(set.m_bias_variants.begin(), set.m_bias_variants.end());
+    return set;
 }
 
 long MeasureSet::column_index(std::string_view name) const noexcept {

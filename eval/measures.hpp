@@ -147,7 +147,7 @@ public:
 
     /// Bias variants (0 tc, 1 tf, 2 bool) the selected gender-bias measures need
     /// (rab_tc_cut, arab_tf_cut, abs_rab_bool_cut, ...).
-    std::vector<int> bias_variants() const;
+    const std::vector<int>& bias_variants() const noexcept { return m_bias_variants; }
 
     /// Length of `relstring` when selected (default 10), else -1.
     long relstring_length() const noexcept { return m_relstring; }
@@ -159,6 +159,7 @@ private:
     std::vector<Column> m_columns;
     bool m_runid = false;
     long m_relstring = -1;
+    std::vector<int> m_bias_variants;
 };
 
 }  // namespace plumb::eval

@@ -653,7 +653,9 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
         if (!e || e->df <= 0) continue;
         double df = e->df;
         auto idf = static_cast<float>(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
-        float w = weights[i] * idf;
+        // Lucene 8+ drops BM25's constant (k1 + 1) factor: with Lucene's lengths, scores are
+        // scaled like Lucene's too (the ranking does not change).
+        float w = p.lucene_norms ? weights[i] * idf / k1p1 : weights[i] * idf;
         float frac_ub =
             default_params
                 ? e->max_frac_default

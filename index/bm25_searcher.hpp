@@ -52,7 +52,8 @@ struct Bm25Params {
     float b = 0.4f;
     /// Score with document lengths as Lucene 9 stores them in its one-byte norms (exact below
     /// 24 tokens, 4 significant bits above: 100 -> 96), as Anserini's BM25 does, instead of the
-    /// exact lengths. For reproducing Anserini's regressions; the ranking formula is the same.
+    /// exact lengths, and without BM25's constant (k1 + 1) factor, as Lucene 8+ scores (the
+    /// ranking does not depend on it). For reproducing Anserini's regressions and scores.
     bool lucene_norms = false;
 };
 

@@ -167,15 +167,18 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
     } catch (const CLI::ParseError& e) {
         // An unknown subcommand (or --help, which should list every command) may belong to
         // the LibTorch module: parse again with it loaded.
-        if (!last_attempt) {
+        std::string unknown;
+        const std::string path = usage_hint(app, argc, argv, unknown);
+        // Only an unknown command (or a bare --help listing every command) may be the
+        // module's: a mistake in a core command's options is reported without loading it.
+        const bool maybe_module = !unknown.empty() || path == "plumb";
+        if (!last_attempt && maybe_module) {
             retry = true;
             return 0;
         }
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
             return app.exit(e);  // --help, --help-all
         }
-        std::string unknown;
-        const std::string path = usage_hint(app, argc, argv, unknown);
         std::fprintf(stderr, "plumb: error: %s\n(run '%s --help' for usage)\n",
                      unknown.empty() ? e.what() : unknown.c_str(), path.c_str());
         return kExitUsage;

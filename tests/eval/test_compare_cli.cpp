@@ -352,33 +352,33 @@ TEST(BiasCli, PrfAndLiwc) {
 }
 
 TEST(CompareCli, GenderBiasMeasuresCompareLikeAnyOther) {
-    // Passage m is male-leaning (ranking bias +1), f female-leaning (-1). Run A puts m first for
-    // all six queries: RaB@1 = +1 each, mean 1. Run B puts f first for q1..q5 and m first for
-    // q6: mean (-5 + 1) / 6 = -0.6667.
+    // Passage m is male-leaning (ranking bias +1), n neutral (0). Run A puts m first for all six
+    // queries: RaB@1 = +1 each, mean 1, |RaB@1| mean 1. Run B puts n first for q1..q5 and m
+    // first for q6: RaB@1 mean 1/6 = 0.1667, |RaB@1| mean 0.1667.
     std::string qrels, a, b;
     for (int q = 1; q <= 6; ++q) {
         const std::string id = "q" + std::to_string(q);
-        qrels += id + " 0 m 1\n" + id + " 0 f 1\n";
-        a += id + " Q0 m 1 2 A\n" + id + " Q0 f 2 1 A\n";
-        b += id + (q < 6 ? " Q0 f 1 2 B\n" : " Q0 m 1 2 B\n") + id +
-             (q < 6 ? " Q0 m 2 1 B\n" : " Q0 f 2 1 B\n");
+        qrels += id + " 0 m 1\n" + id + " 0 n 1\n";
+        a += id + " Q0 m 1 2 A\n" + id + " Q0 n 2 1 A\n";
+        b += id + (q < 6 ? " Q0 n 1 2 B\n" : " Q0 m 1 2 B\n") + id +
+             (q < 6 ? " Q0 m 2 1 B\n" : " Q0 n 2 1 B\n");
     }
     auto bias =
-        temp_file("bias.tsv", "# plumb-gender-bias v1 variant=bool\nm\t-1\t0\t1\nf\t1\t1\t0\n");
-    auto r = run("compare --qrels " + temp_file("bias.qrels", qrels).string() + " --run " +
-                 temp_file("A.run", a).string() + " --run " + temp_file("B.run", b).string() +
-                 " --name A --name B -m rab_bool_cut.1 -m abs_rab_bool_cut.1 --bias-file " +
-                 bias.string() + " --format csv");
+        temp_file("bias.tsv", "# plumb-gender-bias v1 variant=bool\nm\t-1\t0\t1\nn\t0\t0\t0\n");
+    const std::string files = " --qrels " + temp_file("bias.qrels", qrels).string() + " --run " +
+                              temp_file("A.run", a).string() + " --run " +
+                              temp_file("B.run", b).string() + " --name A --name B --bias-file " +
+                              bias.string();
+    auto r = run("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1 --format csv");
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_NE(r.out.find("rab_bool_cut_1"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(",1,-0.6666666667,"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("abs_rab_bool_cut_1"), std::string::npos) << r.out;
-    // Marks: for signed RaB closer to 0 is better, so B (-0.667) beats A (1): t p = 0.0041,
-    // Wilcoxon (5 equal non-zero differences, normal approximation) p = 0.037, both < 0.05.
-    auto text = run("compare --qrels " + temp_file("bias.qrels", qrels).string() + " --run " +
-                    temp_file("A.run", a).string() + " --run " + temp_file("B.run", b).string() +
-                    " --name A --name B -m rab_bool_cut.1 --bias-file " + bias.string());
+    EXPECT_NE(r.out.find("rab_bool_cut_1,A,B,1,0.1666666667,"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("abs_rab_bool_cut_1,A,B,1,0.1666666667,"), std::string::npos) << r.out;
+    // Marks: lower |RaB| is better, so B beats A (differences 1,1,1,1,1,0: t p = 0.0041,
+    // Wilcoxon normal approximation p = 0.037, both < 0.05); signed RaB is never marked.
+    auto text = run("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1");
     ASSERT_EQ(text.status, 0) << text.out;
-    EXPECT_NE(text.out.find("-0.6667^a"), std::string::npos) << text.out;
-    EXPECT_EQ(text.out.find("1.0000^b"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("0.1667^a"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("^b"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("0.1667^a", text.out.find("0.1667^a") + 1), std::string::npos)
+        << text.out;  // only the |RaB| column is marked
 }

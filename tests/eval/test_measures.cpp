@@ -331,6 +331,8 @@ TEST(MeasureSet, IrMeasuresNames) {
     EXPECT_EQ(trec, (std::vector<std::string>{"map", "ndcg_cut_10", "mrr_cut_10", "recall_1000",
                                               "map", "P_5", "judged_10", "map_cut_100",
                                               "recip_rank", "ndcg", "rbp_p=0.8", "num_ret"}));
+    // ir_measures' RBP persists with p = 0.8 by default, trec_eval's rbp with 0.9
+    EXPECT_EQ(MeasureSet::parse({"RBP"}).columns()[0].trec_name, "rbp_p=0.8");
     // trec_eval's own names keep their meaning (P = all default cutoffs)
     EXPECT_EQ(MeasureSet::parse({"P"}).columns().size(), 9u);
     EXPECT_THROW(MeasureSet::parse({"P@x"}), ConfigError);

@@ -153,7 +153,7 @@ TEST(PositionTable, TextMarkdownLatexJson) {
     EXPECT_NE(text.find("**+0.1%**"), std::string::npos) << text;
     EXPECT_NE(text.find("0.545"), std::string::npos) << text;
     EXPECT_NE(text.find("0.546^a"), std::string::npos) << text;  // 0.5455 at 3 decimals
-    EXPECT_NE(text.find("+0.0%"), std::string::npos) << text;   // BM25
+    EXPECT_NE(text.find("+0.0%"), std::string::npos) << text;    // BM25
 
     const auto md = format_position_table(t, TableFormat::Markdown);
     EXPECT_NE(md.find("| Model | Training | Sig | nDCG@10 Orig. | nDCG@10 Deb. | nDCG@10 Δ |"),
@@ -217,8 +217,7 @@ TEST(BiasTable, RabArabMarksAndPrf) {
     // Passage magnitudes (tc: bias = female - male). m_i has i+1 male words; n, n2 none;
     // f has one female word.
     BiasTable bias;
-    for (int i = 0; i < 10; ++i)
-        bias["m" + std::to_string(i)] = {-(i + 1.0), 0.0, i + 1.0};
+    for (int i = 0; i < 10; ++i) bias["m" + std::to_string(i)] = {-(i + 1.0), 0.0, i + 1.0};
     bias["n"] = {0, 0, 0};
     bias["n2"] = {0, 0, 0};
     bias["f"] = {1, 1, 0};
@@ -254,7 +253,9 @@ TEST(BiasTable, RabArabMarksAndPrf) {
 
     // |ΔA-PRF|: q0 candidates r1 (relevant, male, score 3), r2 (relevant, female, score 1),
     // x (non-relevant, score 2). PRF_m = 1[3 >= 2] = 1, PRF_f = 1[1 >= 2] = 0: |Δ| = 1.
-    BiasRow c{"C", {{"q0", {"r1", "x", "r2"}}}, {{"q0", {{"r1", 3.0}, {"x", 2.0}, {"r2", 1.0}}}},
+    BiasRow c{"C",
+              {{"q0", {"r1", "x", "r2"}}},
+              {{"q0", {{"r1", 3.0}, {"x", 2.0}, {"r2", 1.0}}}},
               std::nullopt};
     RelevanceMap rel{{"q0", {{"r1", 1}, {"r2", 2}}}};
     std::unordered_map<std::string, int> labels{{"r1", 1}, {"r2", -1}, {"x", 0}};
@@ -357,8 +358,8 @@ TEST(PositionTableCli, TinyRunsAndQrels) {
 }
 
 TEST(BiasTableCli, TinyRuns) {
-    const auto bias = temp_file("bias.tsv",
-                                "# plumb-gender-bias v1 variant=tc\nd1\t-2\t0\t2\nd2\t1\t1\t0\n");
+    const auto bias =
+        temp_file("bias.tsv", "# plumb-gender-bias v1 variant=tc\nd1\t-2\t0\t2\nd2\t1\t1\t0\n");
     const auto run = temp_file("b.run", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n");
     const auto mats = temp_file("mats.json", R"({"mats": 0.5})");
     auto r = run_cli("bias-table --bias-file " + bias.string() + " --run R," + run.string() +

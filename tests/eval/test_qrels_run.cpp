@@ -178,6 +178,17 @@ TEST(Evaluator, DuplicateRunLineIsAParseError) {
                           "q1 Q0 d1 2 1 t\n");
     auto e2 = expect_parse_error([&] { ev.evaluate_run(run2); });
     EXPECT_EQ(e2.line(), 3u);
+    // As in trec_eval (form_res_rels.c), only the documents a query keeps are checked: a
+    // duplicate below the -M cut, or in a query the qrels do not have, is no error.
+    EvalOptions top1;
+    top1.max_docs_per_query = 1;
+    Evaluator ev1(qrels, MeasureSet::parse({"map"}), top1);
+    auto r =
+        ev1.evaluate_run(temp_file("dup3.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d2 3 1 t\n"));
+    EXPECT_EQ(r.summary_value("map"), 1.0);
+    auto r2 =
+        ev.evaluate_run(temp_file("dup4.run", "q1 Q0 d1 1 3 t\nzz Q0 x 1 2 t\nzz Q0 x 2 1 t\n"));
+    EXPECT_EQ(r2.summary_value("map"), 1.0);
 }
 
 TEST(Evaluator, UnsortedRunGivesTheSameValues) {
