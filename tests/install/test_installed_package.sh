@@ -26,7 +26,9 @@ printf '{"first_stage": {"type": "bm25", "index": "idx"}, "k": 2}\n' > "$work/ph
 out="$("$work/build-ph/plumb_pipeline_host" "$work/ph/pipeline.json" "fox")"
 echo "$out"
 # "fox" occurs once in p1 (3 terms after stop words) and p3 (2 terms): the shorter p3 first.
-grep -q '^1 p3 ' <<<"$out" && grep -q '^2 p1 ' <<<"$out" && ! grep -q '^3 ' <<<"$out"
+grep -q '^1 p3 ' <<<"$out"
+grep -q '^2 p1 ' <<<"$out"
+if grep -q '^3 ' <<<"$out"; then exit 1; fi
 # The installed `plumb` loads its LibTorch command module from <prefix>/<libdir>/plumb: a
 # configured pipeline through `plumb search --pipeline` (core command -> module hook).
 printf 'q1\tfox\n' > "$work/ph/topics.tsv"
@@ -35,3 +37,26 @@ printf 'q1\tfox\n' > "$work/ph/topics.tsv"
 grep -q '^q1 Q0 p3 1 ' "$work/ph/run.txt"
 "$work/prefix/bin/plumb" --help > "$work/help.txt"
 grep -q '^  rerank ' "$work/help.txt"
+# examples/eval_host: find_package(plumb COMPONENTS eval) alone; it must not look for LibTorch,
+# FAISS or Lucene++. q1 ranks b(0) c(1) a(2): AP = (1/2 + 2/3) / 2 = 0.5833; nDCG@10 =
+# (1/log2 3 + 2/2) / (2 + 1/log2 3) = 0.6199; RR = 1/2.
+cmake -S "$source_dir/examples/eval_host" -B "$work/build-eh" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" "${launcher[@]}" >/dev/null
+if grep -E '^(Torch_DIR|faiss_DIR|liblucene\+\+_DIR):' "$work/build-eh/CMakeCache.txt"; then
+    echo "the eval component looked for LibTorch, FAISS or Lucene++" >&2
+    exit 1
+fi
+cmake --build "$work/build-eh" -j 2 >/dev/null
+eh="$("$work/build-eh/plumb_eval_host")"
+echo "$eh"
+grep -qx 'map 0.5833' <<<"$eh"
+grep -qx 'nDCG@10 0.6199' <<<"$eh"
+grep -qx 'RR 0.5000' <<<"$eh"
+# Internal headers are not installed.
+for internal in eval/detail_parse.hpp builtins/builtins.hpp; do
+    if test -e "$work/prefix/include/plumb/$internal"; then
+        echo "installed an internal or misplaced header: $internal" >&2
+        exit 1
+    fi
+done
+test -e "$work/prefix/include/plumb/plugin/builtins/builtins.hpp"
