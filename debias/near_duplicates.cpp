@@ -4,21 +4,15 @@
 #include <optional>
 
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 
 namespace plumb::debias {
 
 namespace {
 
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
-constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+constexpr std::uint64_t kFnvOffset = plumb::kFnv1aOffset;
 
-std::uint64_t fnv(std::uint64_t h, std::string_view s) {
-    for (unsigned char ch : s) {
-        h ^= ch;
-        h *= kFnvPrime;
-    }
-    return h;
-}
+std::uint64_t fnv(std::uint64_t h, std::string_view s) { return plumb::fnv1a64(s, h); }
 
 }  // namespace
 

@@ -6,17 +6,13 @@
 
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::debias {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) noexcept {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
+using plumb::splitmix64;
 
 void write_offset(AtomicFile* file, std::string_view key, std::size_t r, std::size_t n) {
     if (!file) return;
@@ -51,14 +47,7 @@ std::uint64_t uniform_below(std::mt19937_64& gen, std::uint64_t n) {
     }
 }
 
-std::uint64_t fnv1a64(std::string_view s) noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
+std::uint64_t fnv1a64(std::string_view s) noexcept { return plumb::fnv1a64(s); }
 
 std::size_t draw_rotation(std::uint64_t seed, std::string_view text, std::size_t n) {
     if (n <= 1) return 1;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::index {
@@ -21,12 +22,7 @@ constexpr std::uint64_t kPlanDomain = 2;
 constexpr std::uint64_t kPassageDomain = 3;
 constexpr std::uint64_t kQueryTextDomain = 4;
 
-std::uint64_t splitmix64(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
+using plumb::splitmix64;
 
 // Letters chosen so that no Porter / Porter2 suffix rule applies and no stop word can form:
 // no 'e', 's', 'y', 'c', 'x', 'q'; words are (consonant vowel)+ final-consonant, so two vowels or

@@ -1,6 +1,5 @@
 #include "rerank/train_data.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +14,7 @@
 #include "eval/run.hpp"
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::rerank {
@@ -26,13 +26,8 @@ namespace {
 // ------------------------------------------------------------------------------------------
 // Hashing
 
-/// splitmix64's finaliser: a bijective 64-bit mix.
-std::uint64_t mix64(std::uint64_t x) noexcept {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+using plumb::splitmix64;
+std::uint64_t mix64(std::uint64_t x) noexcept { return splitmix64(x); }
 
 /// Order-sensitive combination of two 64-bit values.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) noexcept { return mix64(a ^ mix64(b)); }
@@ -87,15 +82,16 @@ public:
             try {
                 split_triple(line, "query<TAB>positive<TAB>negative[<TAB>negative...]", m_fields);
             } catch (const LineError& e) {
-                if (!m_options.skip_bad) throw ParseError(m_lines->name(), m_lines->line_number(),
-                                                          e.message);
+                if (!m_options.skip_bad)
+                    throw ParseError(m_lines->name(), m_lines->line_number(), e.message);
                 ++m_skipped;
                 continue;
             }
             TrainingExample ex;
             ex.query.assign(m_fields[0]);
             ex.positive.assign(m_fields[1]);
-            for (std::size_t i = 2; i < m_fields.size(); ++i) ex.negatives.emplace_back(m_fields[i]);
+            for (std::size_t i = 2; i < m_fields.size(); ++i)
+                ex.negatives.emplace_back(m_fields[i]);
             return ex;
         }
         return std::nullopt;
@@ -125,7 +121,9 @@ class IdTriples final : public ExampleSource {
 public:
     IdTriples(fs::path path, const fs::path& topics, std::shared_ptr<const DocumentSource> docs,
               SourceOptions options)
-        : m_path(std::move(path)), m_topics_name(topics.string()), m_docs(std::move(docs)),
+        : m_path(std::move(path)),
+          m_topics_name(topics.string()),
+          m_docs(std::move(docs)),
           m_options(options) {
         if (!m_docs) throw InvalidArgument("open_id_triples: no document source");
         m_lines = open_lines(m_path);
@@ -144,8 +142,8 @@ public:
             try {
                 return parse(line);
             } catch (const LineError& e) {
-                if (!m_options.skip_bad) throw ParseError(m_lines->name(), m_lines->line_number(),
-                                                          e.message);
+                if (!m_options.skip_bad)
+                    throw ParseError(m_lines->name(), m_lines->line_number(), e.message);
                 ++m_skipped;
             }
         }
@@ -308,16 +306,15 @@ public:
             for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
             for (std::size_t i = 0; i < idx.size() && ex.negatives.size() < m_options.negatives;
                  ++i) {
-                std::size_t j = i + static_cast<std::size_t>(
-                                        debias::uniform_below(gen, idx.size() - i));
+                std::size_t j =
+                    i + static_cast<std::size_t>(debias::uniform_below(gen, idx.size() - i));
                 std::swap(idx[i], idx[j]);
                 const auto& d = pool.negatives[idx[i]];
                 auto text = m_docs->text(d.docid);
                 if (!text) {
                     if (!m_options.skip_bad) {
                         throw ParseError(m_run_name, d.line,
-                                         "passage '" + d.docid +
-                                             "' is not in the document source");
+                                         "passage '" + d.docid + "' is not in the document source");
                     }
                     continue;  // draw another one
                 }
@@ -335,12 +332,13 @@ public:
 
     std::uint64_t skipped() const noexcept override { return m_skipped; }
     std::string describe() const override {
-        return "qrels+run (" + m_qrels_name + ", " + m_run_name + "): " +
-               std::to_string(m_pools.size()) + " queries, " + std::to_string(m_examples.size()) +
-               " examples per epoch, depth " + std::to_string(m_options.depth) + ", " +
-               std::to_string(m_options.negatives) + " negatives; left out: " +
-               std::to_string(m_no_relevant) + " topics without relevant passages, " +
-               std::to_string(m_no_negatives) + " without negatives in the top-depth";
+        return "qrels+run (" + m_qrels_name + ", " + m_run_name +
+               "): " + std::to_string(m_pools.size()) + " queries, " +
+               std::to_string(m_examples.size()) + " examples per epoch, depth " +
+               std::to_string(m_options.depth) + ", " + std::to_string(m_options.negatives) +
+               " negatives; left out: " + std::to_string(m_no_relevant) +
+               " topics without relevant passages, " + std::to_string(m_no_negatives) +
+               " without negatives in the top-depth";
     }
 
 private:
