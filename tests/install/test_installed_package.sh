@@ -60,3 +60,11 @@ for internal in eval/detail_parse.hpp builtins/builtins.hpp; do
     fi
 done
 test -e "$work/prefix/include/plumb/plugin/builtins/builtins.hpp"
+# The pkg-config file of the evaluator builds the same host without CMake.
+if command -v pkg-config >/dev/null; then
+    export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib/x86_64-linux-gnu/pkgconfig"
+    c++ -O1 -o "$work/eval_host_pc" "$source_dir/examples/eval_host/main.cpp" \
+        $(pkg-config --cflags --libs plumb-eval)
+    pc="$("$work/eval_host_pc")"
+    grep -qx 'nDCG@10 0.6199' <<<"$pc"
+fi
