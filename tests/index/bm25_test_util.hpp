@@ -7,26 +7,15 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/temp_dir.hpp"
+
 namespace plumb_test {
 
 namespace fs = std::filesystem;
 
 /// A fresh directory removed at destruction.
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& name) {
-        static std::atomic<int> counter{0};
-        path = fs::temp_directory_path() /
-               ("plumb_bm25_" + name + "_" + std::to_string(::getpid()) + "_" +
-                std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    fs::path operator/(const std::string& s) const { return path / s; }
+struct TempDir : plumb::test::TempDir {
+    explicit TempDir(const std::string& name) : plumb::test::TempDir("plumb_bm25_" + name) {}
 };
 
 inline fs::path write_file(const fs::path& p, const std::string& content) {

@@ -3,12 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "rerank/bert.hpp"
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/safetensors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -34,8 +34,7 @@ struct Case {
 std::vector<float> floats(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
 
 std::vector<Case> load_cases(const std::string& model) {
-    static const auto expected =
-        nlohmann::json::parse(plumb::read_file(kRef / "expected.json"));
+    static const auto expected = nlohmann::json::parse(plumb::read_file(kRef / "expected.json"));
     std::vector<Case> out;
     for (const auto& c : expected.at("models").at(model)) {
         Case k;
@@ -71,19 +70,9 @@ std::vector<float> row(const std::vector<float>& flat, std::size_t r, std::size_
             flat.begin() + static_cast<std::ptrdiff_t>((r + 1) * width)};
 }
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() /
-               ("plumb_test_bert_" + std::to_string(::getpid()) + "_" +
-                std::to_string(counter()++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    static int& counter() {
-        static int n = 0;
-        return n;
-    }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_bert") {}
 };
 
 void copy_folder(const fs::path& from, const fs::path& to) {
@@ -128,7 +117,8 @@ TEST_P(ReferenceModels, MatchIndependentNumpyReference) {
     auto cls = model.embed(seqs, Pooling::Cls, 64);
     auto mean = model.embed(seqs, Pooling::Mean, 64);
     for (std::size_t i = 0; i < cases.size(); ++i) {
-        expect_near(hidden[i], cases[i].hidden, 1e-5, name + " hidden of case " + std::to_string(i));
+        expect_near(hidden[i], cases[i].hidden, 1e-5,
+                    name + " hidden of case " + std::to_string(i));
         expect_near(row(cls, i, h), cases[i].cls, 1e-5, name + " cls " + std::to_string(i));
         expect_near(row(mean, i, h), cases[i].mean, 1e-5, name + " mean " + std::to_string(i));
     }
@@ -193,8 +183,8 @@ TEST(BertCheckpoint, DistilBertNames) {
     EXPECT_EQ(checkpoint_tensor_name(ModelType::DistilBert, "encoder.layer.3.output.dense.weight",
                                      "distilbert."),
               "distilbert.transformer.layer.3.ffn.lin2.weight");
-    EXPECT_EQ(checkpoint_tensor_name(ModelType::DistilBert, "encoder.layer.3.output.LayerNorm.weight",
-                                     "distilbert."),
+    EXPECT_EQ(checkpoint_tensor_name(ModelType::DistilBert,
+                                     "encoder.layer.3.output.LayerNorm.weight", "distilbert."),
               "distilbert.transformer.layer.3.output_layer_norm.weight");
     EXPECT_EQ(checkpoint_tensor_name(ModelType::Bert, "classifier.weight", "bert."),
               "classifier.weight");
@@ -228,7 +218,7 @@ TEST(BertInference, RejectsBadInput) {
     auto model = load_bert_checkpoint(kRef / "tiny_bert_base");
     std::vector<Encoding> bad(1);
     EXPECT_THROW(model.embed(bad, Pooling::Cls), plumb::InvalidArgument);  // empty
-    bad[0].input_ids = {2, 30, 3};                                          // vocab is 30
+    bad[0].input_ids = {2, 30, 3};                                         // vocab is 30
     EXPECT_THROW(model.embed(bad, Pooling::Cls), plumb::InvalidArgument);
     bad[0].input_ids.assign(33, 5);  // 32 positions
     EXPECT_THROW(model.embed(bad, Pooling::Cls), plumb::InvalidArgument);
@@ -272,7 +262,8 @@ TEST(BertCheckpoint, RandomInitRoundTripAndHalfPrecision) {
     auto w = a.parameter("encoder.layer.0.attention.self.key.weight");
     auto wh = h.parameter("encoder.layer.0.attention.self.key.weight");
     ASSERT_EQ(w.size(), wh.size());
-    for (std::size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(wh[i], w[i], std::abs(w[i]) / 128 + 1e-9);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        EXPECT_NEAR(wh[i], w[i], std::abs(w[i]) / 128 + 1e-9);
 }
 
 TEST(BertCheckpoint, MismatchedCheckpointsListEveryProblem) {
@@ -303,15 +294,14 @@ TEST(BertCheckpoint, MismatchedCheckpointsListEveryProblem) {
                          "expected [8]"),
                   std::string::npos)
             << m;
-        EXPECT_NE(m.find("unexpected: bert.encoder.layer.2.output.dense.weight"),
-                  std::string::npos)
+        EXPECT_NE(m.find("unexpected: bert.encoder.layer.2.output.dense.weight"), std::string::npos)
             << m;
         EXPECT_EQ(m.find("cls.predictions"), std::string::npos) << m;  // auxiliary: ignored
     }
 }
 
 TEST(BertCheckpoint, WrongConfigAndTruncatedFileFail) {
-    {   // config says more layers than the file has
+    {  // config says more layers than the file has
         TempDir tmp;
         const auto dir = tmp.path / "m";
         copy_folder(kRef / "tiny_bert_base", dir);
@@ -322,14 +312,14 @@ TEST(BertCheckpoint, WrongConfigAndTruncatedFileFail) {
         std::ofstream(dir / "config.json") << text;
         EXPECT_THROW(load_bert_checkpoint(dir), plumb::CheckpointError);
     }
-    {   // truncated weights
+    {  // truncated weights
         TempDir tmp;
         const auto dir = tmp.path / "m";
         copy_folder(kRef / "tiny_bert_base", dir);
         fs::resize_file(dir / "model.safetensors", fs::file_size(dir / "model.safetensors") - 100);
         EXPECT_THROW(load_bert_checkpoint(dir), plumb::CheckpointError);
     }
-    {   // classifier rows disagree with id2label
+    {  // classifier rows disagree with id2label
         TempDir tmp;
         const auto dir = tmp.path / "m";
         copy_folder(kRef / "tiny_bert_cat2_gelu_new", dir);
@@ -340,7 +330,7 @@ TEST(BertCheckpoint, WrongConfigAndTruncatedFileFail) {
         });
         EXPECT_THROW(load_bert_checkpoint(dir), plumb::CheckpointError);
     }
-    {   // no weights
+    {  // no weights
         TempDir tmp;
         fs::create_directories(tmp.path / "m");
         fs::copy_file(kRef / "tiny_bert_base/config.json", tmp.path / "m/config.json");

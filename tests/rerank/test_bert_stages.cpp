@@ -3,11 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "rerank/cross_encoder.hpp"
 #include "rerank/dense_index.hpp"
 #include "rerank/fusion.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -33,15 +33,9 @@ const nlohmann::json& expected(const std::string& model) {
     return j.at("models").at(model);
 }
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_stages_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_stages") {}
 };
 
 std::vector<float> normalised(std::vector<float> v) {
@@ -159,7 +153,9 @@ TEST(CrossEncoder, RerankReordersHeadKeepsTailAndBatchesAcrossQueries) {
         for (std::size_t j = 0; j < 4; ++j) {
             const auto& c = cases[(i + j) % cases.size()];
             l.candidates.push_back({"d" + std::to_string((i + j) % cases.size()),
-                                    10.0f - static_cast<float>(j), c.passage, {}});
+                                    10.0f - static_cast<float>(j),
+                                    c.passage,
+                                    {}});
         }
         lists.push_back(l);
     }
@@ -221,7 +217,8 @@ TEST(BiEncoder, StageScoresAreDotProductsOfReferenceVectors) {
     BiEncoderStage stage(enc, {2, "bert-dot"});
     Query q{"q1", cases[0].text};
     std::vector<Candidate> cands;
-    for (std::size_t i = 0; i < cases.size(); ++i) cands.push_back({"d" + std::to_string(i), 0, cases[i].text, {}});
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        cands.push_back({"d" + std::to_string(i), 0, cases[i].text, {}});
     auto s = stage.score(q, cands);
     ASSERT_EQ(s.size(), 2u);  // depth 2
     for (std::size_t i = 0; i < 2; ++i) {
@@ -235,7 +232,8 @@ std::vector<std::pair<std::string, std::string>> tiny_collection() {
     std::vector<std::pair<std::string, std::string>> docs;
     int i = 0;
     for (const auto& c : single_cases()) docs.emplace_back("s" + std::to_string(i++), c.text);
-    for (const auto& c : pair_cases("tiny_bert_cat1")) docs.emplace_back("p" + std::to_string(i++), c.passage);
+    for (const auto& c : pair_cases("tiny_bert_cat1"))
+        docs.emplace_back("p" + std::to_string(i++), c.passage);
     return docs;
 }
 
@@ -255,32 +253,35 @@ DocumentStream stream_of(const std::vector<std::pair<std::string, std::string>>&
 TEST(DenseIndex, EncodeResumeBuildSearch) {
     auto enc = BiEncoder::from_folder(kRef / "tiny_bert_base");
     auto docs = tiny_collection();
-    TextEncoder encode = [&](std::span<const std::string_view> t) { return enc->encode_passages(t); };
+    TextEncoder encode = [&](std::span<const std::string_view> t) {
+        return enc->encode_passages(t);
+    };
     TempDir tmp;
     const auto dir = tmp.path / "vec";
     EncodeCollectionOptions eo;
     eo.chunk_size = 2;
-    {   // first run cancelled after the first chunk
+    {  // first run cancelled after the first chunk
         VectorStoreWriter w(dir, enc->store_meta("tiny"));
         plumb::CancelToken cancel;
         auto progress = [&](std::uint64_t done, std::uint64_t) {
             if (done >= 2) cancel.request();
         };
-        EXPECT_FALSE(encode_collection(w, stream_of(docs), encode, docs.size(), eo, progress, &cancel));
+        EXPECT_FALSE(
+            encode_collection(w, stream_of(docs), encode, docs.size(), eo, progress, &cancel));
         EXPECT_EQ(w.count(), 2u);
         EXPECT_FALSE(w.complete());
     }
     EXPECT_THROW(DenseIndex::build(dir, {}), plumb::IndexError);  // incomplete
-    {   // resumed with a changed collection: refused
+    {  // resumed with a changed collection: refused
         auto changed = docs;
         changed[1].first = "other";
         VectorStoreWriter w(dir, enc->store_meta("tiny"));
         EXPECT_THROW(encode_collection(w, stream_of(changed), encode, 0, eo), plumb::IndexError);
     }
-    {   // other settings: refused
+    {  // other settings: refused
         EXPECT_THROW(VectorStoreWriter(dir, enc->store_meta("another-model")), plumb::IndexError);
     }
-    {   // resumed: completes
+    {  // resumed: completes
         VectorStoreWriter w(dir, enc->store_meta("tiny"));
         EXPECT_EQ(w.count(), 2u);
         EXPECT_TRUE(encode_collection(w, stream_of(docs), encode, docs.size(), eo));
@@ -307,7 +308,8 @@ TEST(DenseIndex, EncodeResumeBuildSearch) {
             std::vector<std::pair<double, std::size_t>> all;
             for (std::size_t r = 0; r < docs.size(); ++r) {
                 all.emplace_back(dot(std::vector<float>(qv.begin() + q * 8, qv.begin() + q * 8 + 8),
-                                     direct.data() + r * 8), r);
+                                     direct.data() + r * 8),
+                                 r);
             }
             std::sort(all.rbegin(), all.rend());
             ASSERT_EQ(hits[q].size(), 3u) << factory;

@@ -4,16 +4,16 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "plugin/text_io.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,15 +21,9 @@ namespace {
 
 const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_cli_rerank_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_cli_rerank") {}
 };
 
 int run(const std::string& args, const fs::path& log) {
@@ -50,7 +44,8 @@ std::vector<RunLine> read_run(const fs::path& p) {
     std::string qid, q0, docid, tag;
     int rank;
     double score;
-    while (in >> qid >> q0 >> docid >> rank >> score >> tag) out.push_back({qid, docid, rank, score});
+    while (in >> qid >> q0 >> docid >> rank >> score >> tag)
+        out.push_back({qid, docid, rank, score});
     return out;
 }
 
@@ -72,10 +67,13 @@ struct Fixture {
             }
         }
         std::ofstream corpus(tmp.path / "corpus.tsv");
-        for (std::size_t i = 0; i < passages.size(); ++i) corpus << "p" << i << "\t" << passages[i] << "\n";
-        for (std::size_t i = 0; i < singles.size(); ++i) corpus << "s" << i << "\t" << singles[i] << "\n";
+        for (std::size_t i = 0; i < passages.size(); ++i)
+            corpus << "p" << i << "\t" << passages[i] << "\n";
+        for (std::size_t i = 0; i < singles.size(); ++i)
+            corpus << "s" << i << "\t" << singles[i] << "\n";
         std::ofstream topics(tmp.path / "topics.tsv");
-        for (std::size_t i = 0; i < queries.size(); ++i) topics << "q" << i << "\t" << queries[i] << "\n";
+        for (std::size_t i = 0; i < queries.size(); ++i)
+            topics << "q" << i << "\t" << queries[i] << "\n";
         // Each query: its own passage first, then s0 (beyond depth 1), then s1.
         std::ofstream runf(tmp.path / "bm25.run");
         for (std::size_t i = 0; i < queries.size(); ++i) {
@@ -119,7 +117,7 @@ TEST(CliRerank, BadInputFailsWithMessage) {
     const std::string common = " --topics " + (f.tmp.path / "topics.tsv").string() + " --run " +
                                (f.tmp.path / "bm25.run").string() + " --output " +
                                (f.tmp.path / "x.run").string() + " -q";
-    {   // a run document missing from the corpus
+    {  // a run document missing from the corpus
         std::ofstream c(f.tmp.path / "small.tsv");
         c << "p0\t" << f.passages[0] << "\n";
     }
@@ -158,7 +156,8 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     // Queries identical to passages: cosine 1 with themselves, the maximum.
     {
         std::ofstream t(f.tmp.path / "same.tsv");
-        for (std::size_t i = 0; i < f.singles.size(); ++i) t << "t" << i << "\t" << f.singles[i] << "\n";
+        for (std::size_t i = 0; i < f.singles.size(); ++i)
+            t << "t" << i << "\t" << f.singles[i] << "\n";
     }
     const auto out = f.tmp.path / "dense.run";
     ASSERT_EQ(run("dense-search --vectors " + vec.string() + " --model " +
@@ -180,13 +179,13 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
         std::ofstream r(f.tmp.path / "other.run");
         for (std::size_t i = 0; i < f.singles.size(); ++i) r << "t" << i << " Q0 p0 1 3.0 bm25\n";
     }
-    ASSERT_EQ(run("dense-search --vectors " + vec.string() + " --model " +
-                      (kRef / "tiny_bert_base").string() + " --topics " +
-                      (f.tmp.path / "same.tsv").string() + " --k 3 -q --fuse-bm25 " +
-                      (f.tmp.path / "other.run").string() + " --fusion rrf --output " +
-                      out.string(),
-                  f.tmp.path / "log"),
-              0)
+    ASSERT_EQ(
+        run("dense-search --vectors " + vec.string() + " --model " +
+                (kRef / "tiny_bert_base").string() + " --topics " +
+                (f.tmp.path / "same.tsv").string() + " --k 3 -q --fuse-bm25 " +
+                (f.tmp.path / "other.run").string() + " --fusion rrf --output " + out.string(),
+            f.tmp.path / "log"),
+        0)
         << plumb::read_file(f.tmp.path / "log");
     lines = read_run(out);
     ASSERT_FALSE(lines.empty());

@@ -3,20 +3,19 @@
 // reference's own tokenization in tests/rerank/reference/expected.json).
 
 #include <gtest/gtest.h>
-
 #include <torch/script.h>
-
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "plugin/text_io.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,15 +23,9 @@ namespace {
 
 const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_cli_stages_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_cli_stages") {}
 };
 
 int run(const std::string& args, const fs::path& log) {
@@ -53,7 +46,8 @@ std::vector<RunLine> read_run(const fs::path& p) {
     std::string qid, q0, docid, tag;
     int rank;
     double score;
-    while (in >> qid >> q0 >> docid >> rank >> score >> tag) out.push_back({qid, docid, rank, score});
+    while (in >> qid >> q0 >> docid >> rank >> score >> tag)
+        out.push_back({qid, docid, rank, score});
     return out;
 }
 
@@ -73,9 +67,11 @@ struct Inputs {
             id_sums.push_back(s);
         }
         std::ofstream corpus(tmp.path / "corpus.tsv");
-        for (std::size_t i = 0; i < passages.size(); ++i) corpus << "p" << i << "\t" << passages[i] << "\n";
+        for (std::size_t i = 0; i < passages.size(); ++i)
+            corpus << "p" << i << "\t" << passages[i] << "\n";
         std::ofstream topics(tmp.path / "topics.tsv");
-        for (std::size_t i = 0; i < queries.size(); ++i) topics << "q" << i << "\t" << queries[i] << "\n";
+        for (std::size_t i = 0; i < queries.size(); ++i)
+            topics << "q" << i << "\t" << queries[i] << "\n";
         // Query i: all four passages, p_i last in the input run.
         std::ofstream runf(tmp.path / "in.run");
         for (std::size_t i = 0; i < queries.size(); ++i) {
@@ -137,8 +133,8 @@ TEST(CliRerankStages, TkRerankKeepsTailBelowDepth) {
     c.heads = 2;
     c.head_dim = 4;
     c.ff_dim = 8;
-    std::vector<std::string> words = {"the", "cat", "sat", "on", "mat", "what", "is", "dog",
-                                      "a", "big", "red", "ran", "hello", "world", "fish", "swim"};
+    std::vector<std::string> words = {"the", "cat", "sat", "on",  "mat",   "what",  "is",   "dog",
+                                      "a",   "big", "red", "ran", "hello", "world", "fish", "swim"};
     auto model = pr::TkModel::create(c, pr::TkVocabulary(words), {}, 3);
     const auto dir = in.tmp.path / "tk";
     model.save(dir);

@@ -1,6 +1,5 @@
 // CLI smoke tests of `plumb tk-init` and `plumb tk-vectors`.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,21 +12,16 @@
 
 #include "plugin/text_io.hpp"
 #include "rerank/tk_model.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_cli_tk_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_cli_tk") {}
 };
 
 int run(const std::string& args, const fs::path& log) {
@@ -48,11 +42,11 @@ TEST(CliTk, InitThenVectors) {
     write_text(t.path / "glove.txt",
                "the 0.1 0.2 0.3 0.4\ncat 1 0 0 0\nsat 0 1 0 0\nThe 9 9 9 9\n");
     const auto model = t.path / "model";
-    ASSERT_EQ(run("tk-init --embeddings " + (t.path / "glove.txt").string() + " --output " +
-                      model.string() +
-                      " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3",
-                  t.path / "init.log"),
-              0)
+    ASSERT_EQ(
+        run("tk-init --embeddings " + (t.path / "glove.txt").string() + " --output " +
+                model.string() + " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3",
+            t.path / "init.log"),
+        0)
         << plumb::read_file(t.path / "init.log");
     EXPECT_NE(plumb::read_file(t.path / "init.log").find("3 words (1 duplicates skipped), 4-d"),
               std::string::npos)

@@ -3,9 +3,7 @@
 // s(pos) - s(neg), the BERT fused Q/K/V copy is refreshed, saved checkpoints load into the
 // stages with identical scores, dropout is seeded and only on in training mode.
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -20,12 +18,13 @@
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
-#include "rerank/hf_config.hpp"
 #include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
+#include "rerank/hf_config.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -35,22 +34,14 @@ namespace rd = plumb::rerank::detail;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_trainable_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_trainable") {}
 };
 
-const std::vector<std::string> kWords = {"the",   "cat",  "dog",   "sat",  "on",    "mat",
-                                         "a",     "bird", "flew",  "over", "house", "red",
-                                         "blue",  "car",  "tree",  "green", "big",  "small",
-                                         "river", "hill", "quick", "brown"};
+const std::vector<std::string> kWords = {
+    "the", "cat",  "dog", "sat",  "on",    "mat", "a",     "bird",  "flew", "over",  "house",
+    "red", "blue", "car", "tree", "green", "big", "small", "river", "hill", "quick", "brown"};
 
 std::vector<TrainingExample> examples() {
     TrainingExample a;
@@ -138,7 +129,8 @@ void expect_gradients_in_every_group(rd::Trainable& t, const std::set<std::strin
 /// Runs `steps` Adam steps of the hinge loss on one repeated batch; returns (first, last) loss.
 std::pair<double, double> train_steps(rd::Trainable& t, int steps, double lr) {
     std::vector<torch::Tensor> params;
-    for (auto& g : t.parameter_groups()) params.insert(params.end(), g.params.begin(), g.params.end());
+    for (auto& g : t.parameter_groups())
+        params.insert(params.end(), g.params.begin(), g.params.end());
     torch::optim::Adam opt(params, torch::optim::AdamOptions(lr));
     auto batch = examples();
     double first = 0, last = 0;
@@ -242,7 +234,8 @@ TEST(TrainableTk, GroupsGetGradients) {
     bool mixer_found = false;
     for (auto& g : t->parameter_groups()) {
         for (auto& p : g.params) {
-            if (p.numel() == 1 && g.name == "contextualizer" && g.no_weight_decay) mixer_found = true;
+            if (p.numel() == 1 && g.name == "contextualizer" && g.no_weight_decay)
+                mixer_found = true;
             if (g.name == "kernels") {
                 EXPECT_EQ(p.numel(), 11);  // W of the 11 kernels
             }
@@ -518,8 +511,7 @@ TEST(TrainableDot, BadOptions) {
     const auto dir = tiny_bert_folder(tmp.path / "m", 0);
     EXPECT_THROW(rd::load_trainable(dir, dot_options("max", "dot")), plumb::InvalidArgument);
     EXPECT_THROW(rd::load_trainable(dir, dot_options("cls", "l2")), plumb::InvalidArgument);
-    EXPECT_THROW(rd::load_trainable(tmp.path / "missing", dot_options("cls", "dot")),
-                 plumb::Error);
+    EXPECT_THROW(rd::load_trainable(tmp.path / "missing", dot_options("cls", "dot")), plumb::Error);
 }
 
 TEST(TrainableCat, DistilBertWithFixedSinusoidalPositions) {
@@ -585,9 +577,9 @@ TEST(TrainableConfig, DropoutProbabilitiesAreReadAndWritten) {
     EXPECT_DOUBLE_EQ(d2.hidden_dropout_prob, 0.15);
     EXPECT_DOUBLE_EQ(d2.attention_probs_dropout_prob, 0.05);
     EXPECT_DOUBLE_EQ(d2.effective_classifier_dropout(), 0.25);
-    EXPECT_DOUBLE_EQ(parse_hf_config(R"({"model_type": "distilbert"})")
-                         .effective_classifier_dropout(),
-                     0.2);  // DistilBertConfig's seq_classif_dropout default
+    EXPECT_DOUBLE_EQ(
+        parse_hf_config(R"({"model_type": "distilbert"})").effective_classifier_dropout(),
+        0.2);  // DistilBertConfig's seq_classif_dropout default
 
     EXPECT_THROW(parse_hf_config(R"({"model_type": "bert", "hidden_dropout_prob": 1.5})"),
                  plumb::CheckpointError);
@@ -622,9 +614,9 @@ TEST(Trainable, EmptyTextsGiveFiniteScoresAndGradients) {
         for (std::size_t i = 0; i < batch.size(); ++i) {
             auto ref = stage_scores(*stage, batch[i], 2);
             for (std::size_t j = 0; j < 3; ++j) {
-                EXPECT_NEAR(s[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(j)]
-                                .item<float>(),
-                            ref[j], 1e-5);
+                EXPECT_NEAR(
+                    s[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(j)].item<float>(),
+                    ref[j], 1e-5);
             }
         }
         hinge(s).backward();
@@ -640,6 +632,7 @@ TEST(Trainable, EmptyTextsGiveFiniteScoresAndGradients) {
     check(*tk, "tk");
     auto cat = rd::load_trainable(tiny_bert_folder(tmp.path / "c", 1), cat_options());
     check(*cat, "cat");
-    auto dot = rd::load_trainable(tiny_bert_folder(tmp.path / "d", 0), dot_options("mean", "cosine"));
+    auto dot =
+        rd::load_trainable(tiny_bert_folder(tmp.path / "d", 0), dot_options("mean", "cosine"));
     check(*dot, "dot");
 }

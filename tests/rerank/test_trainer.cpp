@@ -23,6 +23,7 @@
 #include "rerank/tk_stage.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
@@ -32,15 +33,9 @@ namespace {
 
 const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("plumb_test_trainer_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
+/// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
+struct TempDir : plumb::test::TempDir {
+    TempDir() : plumb::test::TempDir("plumb_test_trainer") {}
 };
 
 void write_text(const fs::path& p, const std::string& s) {
