@@ -16,10 +16,8 @@
 //      max d3 1, d5 .6, d1 .2; sum (Σ(s−2) = 12) d3 2/3, d5 1/3, d1 0
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +30,7 @@
 #include "eval/fuse.hpp"
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -318,22 +317,9 @@ TEST(Fuse, InvalidOptions) {
 
 namespace {
 
-struct CmdResult {
-    int status = -1;
-    std::string out;
-};
-
-CmdResult cli(const std::string& args) {
-    const std::string cmd = std::string(PLUMB_CLI_PATH) + " fuse " + args + " 2>&1";
-    CmdResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+/// `plumb fuse <args>`, standard error merged into the output.
+plumb::test::CliResult cli(const std::string& args) {
+    return plumb::test::run_plumb("fuse " + args);
 }
 
 struct Line {
