@@ -251,8 +251,9 @@ EvalResult finish(std::vector<QueryValues> rows, const Qrels& qrels, const Measu
         // grade > 0 in the whole qrels, whatever the relevance level (-l).
         long positive = 0;
         for (const auto& qid : qrels.qids()) {
-            const auto& levels = qrels.find(qid)->level_counts();
-            for (std::size_t g = 1; g < levels.size(); ++g) positive += levels[g];
+            for (const auto& l : qrels.find(qid)->level_counts()) {
+                if (l.grade > 0) positive += l.count;
+            }
         }
         for (std::size_t c = 0; c < result.columns.size(); ++c) {
             if (result.columns[c].trec_name == "num_rel") {

@@ -20,8 +20,8 @@ namespace {
 /// Documents in the qrels with grade >= relevance level (grades < 0 never count).
 long num_rel_of(const QueryJudgements& q) {
     long n = 0;
-    for (std::size_t g = 0; g < q.level_counts.size(); ++g) {
-        if (static_cast<long>(g) >= q.relevance_level) n += q.level_counts[g];
+    for (const auto& l : q.level_counts) {
+        if (l.grade >= q.relevance_level) n += l.count;
     }
     return n;
 }
@@ -88,8 +88,8 @@ void m_Rprec(const QueryJudgements& q, Params, double* out) {
 void m_bpref(const QueryJudgements& q, Params, double* out) {
     const long num_rel = num_rel_of(q);
     long num_nonrel = 0;
-    for (long j = 0; j < q.relevance_level && j < static_cast<long>(q.level_counts.size()); ++j) {
-        num_nonrel += q.level_counts[static_cast<std::size_t>(j)];
+    for (const auto& l : q.level_counts) {
+        if (l.grade < q.relevance_level) num_nonrel += l.count;
     }
     long nonrel_so_far = 0;
     double bpref = 0.0;
@@ -271,15 +271,37 @@ struct Gains {
             levels.push_back({static_cast<long>(p[i]), p[i + 1], 0});
         }
         const std::size_t given = levels.size();
-        for (std::size_t g = 0; g < q.level_counts.size(); ++g) {
-            const long level = static_cast<long>(g);
+        // trec_eval adds a level for every grade 0..max grade, most of them empty. Empty
+        // levels are skipped by every walk over the levels; they can only change the order
+        // the sort gives the others when a given gain is fractional (the truncating comparator
+        // is then not transitive), so only then, and only for grades up to 2^16, are they
+        // added (a grade of 2^31 - 1 must not cost 2^31 levels).
+        bool fractional = false;
+        for (std::size_t j = 0; j < given; ++j) {
+            fractional = fractional || levels[j].gain != std::floor(levels[j].gain);
+        }
+        const long max_grade = q.level_counts.empty() ? -1 : q.level_counts.back().grade;
+        const bool dense = fractional && max_grade <= 65536;
+        auto add = [&](long level, long count) {
             std::size_t j = 0;
             while (j < given && levels[j].rel_level != level) ++j;
             if (j < given) {
-                levels[j].num_at_level = q.level_counts[g];
+                levels[j].num_at_level = count;
             } else {
-                levels.push_back({level, static_cast<double>(level), q.level_counts[g]});
+                levels.push_back({level, static_cast<double>(level), count});
             }
+        };
+        std::size_t next = 0;
+        if (dense) {
+            for (long g = 0; g <= max_grade; ++g) {
+                long count = 0;
+                if (next < q.level_counts.size() && q.level_counts[next].grade == g) {
+                    count = q.level_counts[next++].count;
+                }
+                add(g, count);
+            }
+        } else {
+            for (const auto& l : q.level_counts) add(l.grade, l.count);
         }
         std::vector<Level> tmp(levels.size());
         merge_sort(levels.data(), levels.size(), tmp.data());
@@ -760,23 +782,26 @@ void m_ndcg_cut(const QueryJudgements& q, Params p, double* out) {
             if (g > 0) sum += g / std::log2(static_cast<double>(i + 2));
         },
         [&](std::size_t c) { out[c] = sum; });
+    // Ideal ranking: grades from the highest down, each as often as it is judged; grade 0
+    // and below end it.
     const auto& counts = q.level_counts;
     std::size_t ci = 0;
-    long cur = static_cast<long>(counts.size()) - 1;
+    long cur = static_cast<long>(counts.size()) - 1;  // index into counts
     long lvl_count = 0;
     double ideal_dcg = 0.0;
     for (std::size_t i = 0;; ++i) {
         ++lvl_count;
-        while (cur > 0 && lvl_count > counts[static_cast<std::size_t>(cur)]) {
+        while (cur >= 0 && lvl_count > counts[static_cast<std::size_t>(cur)].count) {
             --cur;
             lvl_count = 1;
         }
-        if (cur <= 0) break;
+        if (cur < 0 || counts[static_cast<std::size_t>(cur)].grade <= 0) break;
         if (static_cast<double>(i) == p[ci]) {
             if (ideal_dcg > 0.0) out[ci] /= ideal_dcg;
             if (++ci == p.size()) break;
         }
-        ideal_dcg += static_cast<double>(cur) / std::log2(static_cast<double>(i + 2));
+        ideal_dcg += static_cast<double>(counts[static_cast<std::size_t>(cur)].grade) /
+                     std::log2(static_cast<double>(i + 2));
     }
     for (; ci < p.size(); ++ci) {
         if (ideal_dcg > 0.0) out[ci] /= ideal_dcg;

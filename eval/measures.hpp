@@ -60,6 +60,8 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/qrels.hpp"
+
 namespace plumb::eval {
 
 /// Relevance value of a retrieved document, as in trec_eval's results_rel_list.
@@ -71,8 +73,8 @@ struct QueryJudgements {
     /// Relevance value of each retrieved document in rank order (after sorting and -M):
     /// the grade (>= 0) when judged, kNotInQrels or kNegativeGrade otherwise.
     std::span<const long> rels;
-    /// level_counts[g] = number of documents in the qrels with grade g >= 0.
-    std::span<const long> level_counts;
+    /// Number of documents in the qrels with each grade >= 0 that occurs, by increasing grade.
+    std::span<const GradeCount> level_counts;
     /// Minimum grade counted as relevant (trec_eval -l, default 1).
     long relevance_level = 1;
     /// iprec_at_recall: trec_eval 9's recall-level rounding, (long)(x * num_rel + 0.9),

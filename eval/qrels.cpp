@@ -53,10 +53,10 @@ bool QueryQrels::add(std::string_view docid, long grade) {
     m_order.push_back(static_cast<std::uint32_t>(p));
     ++m_count;
     if (grade >= 0) {
-        if (static_cast<std::size_t>(grade) >= m_levels.size()) {
-            m_levels.resize(static_cast<std::size_t>(grade) + 1, 0);
-        }
-        ++m_levels[static_cast<std::size_t>(grade)];
+        auto it = std::lower_bound(m_levels.begin(), m_levels.end(), grade,
+                                   [](const GradeCount& l, long g) { return l.grade < g; });
+        if (it == m_levels.end() || it->grade != grade) it = m_levels.insert(it, {grade, 0});
+        ++it->count;
     }
     return true;
 }
@@ -77,8 +77,8 @@ const long* QueryQrels::find(std::string_view docid, std::uint64_t hash) const n
 
 long QueryQrels::num_rel(long relevance_level) const noexcept {
     long n = 0;
-    for (std::size_t g = 0; g < m_levels.size(); ++g) {
-        if (static_cast<long>(g) >= relevance_level) n += m_levels[g];
+    for (const auto& l : m_levels) {
+        if (l.grade >= relevance_level) n += l.count;
     }
     return n;
 }

@@ -21,6 +21,13 @@ namespace plumb::eval {
 /// Hash of a document id as used by QueryQrels' lookup table (std::hash of the bytes).
 std::uint64_t docid_hash(std::string_view docid) noexcept;
 
+/// Number of judged documents with one grade.
+struct GradeCount {
+    long grade;
+    long count;
+    bool operator==(const GradeCount&) const = default;
+};
+
 /// The judgements of one query: docid -> grade, with an open-addressing hash table for fast
 /// lookup. Immutable after loading; safe to read from several threads.
 class QueryQrels {
@@ -42,9 +49,10 @@ public:
     /// Number of judged documents (any grade, negative included).
     std::size_t size() const noexcept { return m_count; }
 
-    /// level_counts()[g] = number of documents judged with grade g, for g = 0..max grade
-    /// (trec_eval's rel_levels). Empty when no grade is >= 0.
-    const std::vector<long>& level_counts() const noexcept { return m_levels; }
+    /// Number of documents judged with each grade >= 0 that occurs (trec_eval's rel_levels
+    /// without its empty levels), by increasing grade. Sized by the distinct grades, not their
+    /// values: a grade of 2^31 - 1 costs one entry. Empty when no grade is >= 0.
+    const std::vector<GradeCount>& level_counts() const noexcept { return m_levels; }
 
     /// Number of documents with grade >= relevance_level (trec_eval's num_rel; documents with a
     /// negative grade never count).
@@ -67,7 +75,7 @@ private:
     std::vector<Slot> m_slots;           // power-of-two open addressing table
     std::vector<std::uint32_t> m_order;  // slot index of each judgement in insertion order
     std::size_t m_count = 0;
-    std::vector<long> m_levels;
+    std::vector<GradeCount> m_levels;
 };
 
 /// Judgements of all queries.

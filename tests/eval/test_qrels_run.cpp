@@ -60,7 +60,7 @@ TEST(Qrels, LoadsGradesCommentsAndCrlf) {
     EXPECT_EQ(*q1->find("d3"), -1);
     EXPECT_EQ(q1->find("d4"), nullptr);
     // levels 0..2: one at 0, none at 1, one at 2; the negative grade is not a level
-    EXPECT_EQ(q1->level_counts(), (std::vector<long>{1, 0, 1}));
+    EXPECT_EQ(q1->level_counts(), (std::vector<plumb::eval::GradeCount>{{0, 1}, {2, 1}}));
     EXPECT_EQ(q1->num_rel(1), 1);
     EXPECT_EQ(q1->num_rel(0), 2);
     EXPECT_EQ(*q.find("10")->find("x"), 1);
