@@ -14,6 +14,7 @@
 #include "debias/rotation.hpp"
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::debias {
@@ -56,12 +57,7 @@ void record(PositionHistogram& h, std::size_t start, std::size_t n, std::size_t 
 }
 
 void audit_squad(const AnswerPositionOptions& o, AnswerPositionReport& rep) {
-    nlohmann::json root;
-    try {
-        root = nlohmann::json::parse(read_file(o.answers));
-    } catch (const nlohmann::json::parse_error& e) {
-        throw ParseError(o.answers.string(), 0, std::string("invalid JSON: ") + e.what());
-    }
+    const nlohmann::json root = read_json_file(o.answers);
     if (!root.is_object() || !root.contains("data") || !root["data"].is_array())
         throw ParseError(o.answers.string(), 0, "SQuAD JSON needs a top-level 'data' array");
     if (o.rotation_seed) {

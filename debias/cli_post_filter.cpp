@@ -21,6 +21,7 @@
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
 
@@ -60,15 +61,8 @@ json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
             throw plumb::InvalidArgument(
                 "debias post-filter: --config replaces --filter and the filter options");
         }
-        const std::string text = a.config.front() == '{' ? a.config : plumb::read_file(a.config);
-        json cfg;
-        try {
-            cfg = json::parse(text);
-        } catch (const json::parse_error& e) {
-            throw plumb::ConfigError("debias post-filter: --config is not valid JSON: " +
-                                     std::string(e.what()));
-        }
-        return cfg;
+        if (a.config.front() == '{') return plumb::parse_json(a.config, "--config");
+        return plumb::read_json_file(a.config);
     }
     if (a.filter.empty()) throw plumb::InvalidArgument("debias post-filter: --filter or --config");
     json cfg;

@@ -31,7 +31,8 @@ bool is_ascii_punct(char c) {
 std::optional<int> parse_int(std::string_view s) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+    // Category ids are non-negative: "-3" is as malformed as "x".
+    if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || v < 0) return std::nullopt;
     return v;
 }
 
@@ -88,7 +89,8 @@ LiwcDictionary LiwcDictionary::parse(std::string_view text, const std::string& n
             if (fields.size() < 2) return bad(no, "expected 'id<TAB>name' in the categories block");
             auto id = parse_int(fields[0]);
             if (!id)
-                return bad(no, "category id is not an integer: '" + std::string(fields[0]) + "'");
+                return bad(no, "category id is not a non-negative integer: '" +
+                                   std::string(fields[0]) + "'");
             // A name may contain spaces in some dictionaries: everything after the id.
             std::string cname(trim(line.substr(fields[1].data() - line.data())));
             if (ids.count(*id)) return bad(no, "duplicate category id " + std::to_string(*id));

@@ -10,6 +10,7 @@
 #include "debias/fair_topk.hpp"
 #include "debias/near_duplicates.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 
 namespace plumb::debias {
 
@@ -75,9 +76,9 @@ std::unique_ptr<BiasPostFilter> make_bias_post_filter(std::string_view json_conf
                                                       const PostFilterResources& resources) {
     json cfg;
     try {
-        cfg = json::parse(json_config);
-    } catch (const json::parse_error& e) {
-        throw ConfigError(std::string("post-filter configuration is not valid JSON: ") + e.what());
+        cfg = parse_json(json_config, "post-filter configuration");
+    } catch (const ParseError& e) {
+        throw ConfigError(e.what());
     }
     if (!cfg.is_object()) throw ConfigError("post-filter configuration must be a JSON object");
     const std::string type = get_string(cfg, "type", "");

@@ -15,6 +15,7 @@
 #include "eval/subsets.hpp"
 #include "index/corpus.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::debias {
@@ -161,12 +162,7 @@ std::vector<QnaRow> read_qna_jsonl(const std::filesystem::path& path) {
     std::string_view line;
     while (reader.next(line)) {
         if (trim(line).empty()) continue;
-        json j;
-        try {
-            j = json::parse(line);
-        } catch (const json::parse_error& e) {
-            reader.fail(std::string("invalid JSON: ") + e.what());
-        }
+        const json j = parse_json(line, reader.name(), reader.line_number());
         if (!j.is_object()) reader.fail("expected a JSON object");
         QnaRow row;
         if (!j.contains("query_id")) reader.fail("missing 'query_id'");

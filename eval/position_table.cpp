@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 
 namespace plumb::eval {
 
@@ -641,16 +642,7 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
 }
 
 std::optional<double> read_mats_json(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError("cannot read " + path.string());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::exception& e) {
-        throw ParseError(path.string(), 0, std::string("not JSON: ") + e.what());
-    }
+    const nlohmann::json j = read_json_file(path);
     if (!j.is_object() || !j.contains("mats"))
         throw ParseError(path.string(), 0, "no \"mats\" member (plumb debias mats JSON expected)");
     if (j["mats"].is_null()) return std::nullopt;

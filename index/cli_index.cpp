@@ -7,6 +7,7 @@
 #include "index/index_builder.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/error.hpp"
 
 namespace {
@@ -23,6 +24,7 @@ struct IndexArgs {
     double max_bad_share = 0.1;
     bool no_title = false;
     double ram_mb = 256;
+    bool allow_empty = false;
     bool quiet = false;
 };
 
@@ -41,6 +43,7 @@ void run_index(const IndexArgs& a) {
     o.title = !a.no_title;
     o.threads = a.threads;
     o.ram_buffer_mb = a.ram_mb;
+    o.allow_empty = a.allow_empty;
     // Ctrl-C / SIGTERM cancel cleanly: the temporary build directory is removed and a previous
     // index at --index stays as it was.
     auto old_int = std::signal(SIGINT, on_interrupt);
@@ -87,9 +90,8 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
                     "corpus.jsonl = jsonl, other folders by their first file, .tar/.tgz = html, "
                     ".jsonl/.json = jsonl, a file starting with <DOC> = trec, else tsv)")
         ->check(CLI::IsMember({"tsv", "jsonl", "trec", "html"}));
-    cmd->add_option("--threads,-t", args->threads, "Analysis threads (plus one writer thread)")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 256u));
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                   "Analysis threads (plus one writer thread)");
     cmd->add_option("--analyzer", args->analyzer,
                     "lucene3 (Lucene++ 3 classic tokenizer) or anserini (Anserini's default "
                     "English analyzer: Lucene 9 UAX#29 tokenizer, possessives, stop words, "
@@ -110,6 +112,8 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
     cmd->add_option("--ram-mb", args->ram_mb, "Lucene++ RAM buffer in MB")
         ->capture_default_str()
         ->check(CLI::Range(16.0, 2000.0));
+    cmd->add_flag("--allow-empty", args->allow_empty,
+                  "Build an empty index from a corpus without documents (otherwise an error)");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
     cmd->callback([args] { run_index(*args); });
 }};

@@ -8,6 +8,7 @@
 #include "index/corpus.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
@@ -148,9 +149,7 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
     cmd->add_option("--k,--hits", args->k, "Results per query")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--threads,-t", args->threads, "Search threads")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 256u));
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads, "Search threads");
     cmd->add_option("--bm25.k1", args->k1, "BM25 k1")->capture_default_str()->check(
         CLI::Range(0.0f, 100.0f));
     cmd->add_option("--bm25.b", args->b, "BM25 b")->capture_default_str()->check(

@@ -1,6 +1,5 @@
 #include "index/corpus.hpp"
 
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +12,7 @@
 
 #include "index/detail/sources.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::index {
@@ -103,17 +103,17 @@ void json_text(const nlohmann::json& obj, const char* key, std::string& out) {
                         std::string(it->type_name())};
     }
     out = it->get_ref<const std::string&>();
+    if (out.find('\0') != std::string::npos) {
+        throw LineError{std::string("\"") + key + "\" holds a NUL character (\\u0000)"};
+    }
 }
 
 nlohmann::json parse_json_object(std::string_view line) {
     nlohmann::json obj;
     try {
-        obj = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-        std::string msg = e.what();
-        // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
-        auto p = msg.find("] ");
-        throw LineError{"invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2))};
+        obj = parse_json(line, "", 1);
+    } catch (const ParseError& e) {
+        throw LineError{e.message()};
     }
     if (!obj.is_object()) {
         throw LineError{std::string("expected a JSON object, found ") + obj.type_name()};
@@ -141,10 +141,11 @@ void parse_jsonl_query(std::string_view line, Query& q) {
     if (id == obj.end()) id = obj.find("id");
     if (id == obj.end()) throw LineError{"missing query id (\"_id\")"};
     q.id = json_id(*id, "query id");
-    if (!obj.contains("text")) throw LineError{"missing \"text\""};
+    auto text = obj.find("text");
+    if (text == obj.end()) throw LineError{"missing \"text\""};
+    if (text->is_null()) throw LineError{"\"text\" is null (a query needs a text)"};
     json_text(obj, "text", q.text);
 }
-
 
 /// First non-blank line of a file (at most 200 bytes), empty when unreadable or blank.
 std::string first_line(const fs::path& path) {
@@ -244,8 +245,8 @@ struct BadShare {
         std::string msg = "expected " + expected;
         if (!seen.empty() && !same_kind(expected, seen)) msg += " but the file looks like " + seen;
         if (none) {
-            msg += ": no record parsed (" + std::to_string(bad) + " bad; first error: " +
-                   first_error + ")";
+            msg += ": no record parsed (" + std::to_string(bad) +
+                   " bad; first error: " + first_error + ")";
         } else {
             char pct[32];
             std::snprintf(pct, sizeof pct, "%g", max_share * 100.0);
@@ -308,8 +309,7 @@ std::vector<fs::path> folder_files(const fs::path& dir, CorpusFormat format) {
             continue;
         }
         if (it->is_directory()) {
-            if (format == CorpusFormat::Trec &&
-                (name == "cr" || name == "dtd" || name == "dtds")) {
+            if (format == CorpusFormat::Trec && (name == "cr" || name == "dtd" || name == "dtds")) {
                 it.disable_recursion_pending();
             }
             continue;
@@ -545,9 +545,9 @@ std::string topic_text(const detail::TrecTopic& t, unsigned fields) {
     std::string out;
     auto add = [&](bool has, const std::string& value, const char* tag) {
         if (!has) {
-            throw detail::BadRecord{"topic '" + t.id + "' has no " + tag +
-                                        " (asked for by the topic field option)",
-                                    t.line};
+            throw detail::BadRecord{
+                "topic '" + t.id + "' has no " + tag + " (asked for by the topic field option)",
+                t.line};
         }
         if (value.empty()) return;
         if (!out.empty()) out += ' ';

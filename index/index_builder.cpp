@@ -276,6 +276,7 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         }
     }
     fs::create_directories(dir.parent_path());
+    remove_stale_temporaries(dir);  // builds killed before they could clean up
     TempDirGuard guard{dir.parent_path() / (dir.filename().string() + temp_suffix())};
     const fs::path& tmp = guard.path;
     fs::create_directories(tmp / detail::kLuceneDir);
@@ -524,6 +525,11 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
 
     // Side files.
     const std::uint64_t n = stats.documents;
+    if (n == 0 && !options.allow_empty) {
+        throw ParseError(corpus.string(), 0,
+                         "the corpus holds no documents (an empty file? pass --allow-empty to "
+                         "build an empty index on purpose)");
+    }
     std::vector<std::uint32_t> order(n);
     std::iota(order.begin(), order.end(), 0u);
     auto id_of = [&](std::uint32_t doc) {

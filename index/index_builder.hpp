@@ -48,6 +48,9 @@ struct IndexBuildOptions {
                                   ///< (BEIR's and Pyserini's BEIR indexes join them the same way)
     unsigned threads = 1;         ///< analysis threads (plus one writer thread)
     double ram_buffer_mb = 256;   ///< Lucene++ IndexWriter RAM buffer
+    /// A corpus without a single document is a ParseError unless this is set (an empty file
+    /// usually means a wrong path or a failed download, not an empty collection).
+    bool allow_empty = false;
 };
 
 struct IndexBuildStats {
@@ -60,7 +63,8 @@ struct IndexBuildStats {
 
 /// Indexes the corpus file `corpus` into `index_dir` (replacing a previous index there only once
 /// the new one is complete). Duplicate document ids throw ParseError naming file and line;
-/// empty passages are documents of length 0. Progress is reported in bytes of the corpus file
+/// empty passages are documents of length 0; a corpus without any document is an error unless
+/// options.allow_empty. Progress is reported in bytes of the corpus file
 /// read (total = file size). Cancellation throws plumb::Error("cancelled") after cleaning up.
 /// Throws ParseError, IoError, IndexError.
 IndexBuildStats build_index(const std::filesystem::path& corpus,

@@ -10,6 +10,7 @@
 
 #include "index/detail/index_data.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 
 namespace fs = std::filesystem;
@@ -169,7 +170,7 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     std::string postings_file;
     int postings_version = 0;
     try {
-        auto j = nlohmann::json::parse(read_file(meta_path));
+        auto j = read_json_file(meta_path);
         if (j.at("format").get<std::string>() != detail::kFormatName) {
             throw IndexError(meta_path.string() + ": not a plumb passage index");
         }
@@ -189,20 +190,20 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
             postings_file = it->at("file").get<std::string>();
             postings_version = it->at("version").get<int>();
         }
+    } catch (const ParseError& e) {
+        throw IndexError(e.what());
     } catch (const nlohmann::json::exception& e) {
         throw IndexError(meta_path.string() + ": bad metadata: " + e.what());
     }
     d->info.analysis = AnalysisOptions::from_name(analysis_name);
     // "analyzer" (absent in indexes built before it existed) must agree with "analysis".
-    if (!analyzer_name.empty() &&
-        analyzer_name != analyzer_kind_name(d->info.analysis.analyzer)) {
+    if (!analyzer_name.empty() && analyzer_name != analyzer_kind_name(d->info.analysis.analyzer)) {
         throw IndexError(meta_path.string() + ": analyzer '" + analyzer_name +
                          "' contradicts analysis '" + analysis_name + "'");
     }
     if (options.expect_analysis && !(*options.expect_analysis == d->info.analysis)) {
-        throw IndexError("index " + dir.string() + " was built with analysis '" +
-                         analysis_name + "' but '" + options.expect_analysis->name() +
-                         "' was requested");
+        throw IndexError("index " + dir.string() + " was built with analysis '" + analysis_name +
+                         "' but '" + options.expect_analysis->name() + "' was requested");
     }
     d->analyzer = Analyzer(d->info.analysis);
     const std::uint64_t n = d->info.documents;
@@ -237,16 +238,15 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     if (!postings_file.empty()) {
         if (postings_version != detail::kPostingsVersion ||
             postings_file.find('/') != std::string::npos) {
-            throw IndexError(meta_path.string() + ": unsupported postings file '" +
-                             postings_file + "' version " + std::to_string(postings_version));
+            throw IndexError(meta_path.string() + ": unsupported postings file '" + postings_file +
+                             "' version " + std::to_string(postings_version));
         }
         d->postings.open(dir / postings_file, d->info.terms, static_cast<std::uint32_t>(n));
     }
 
     d->text_fd = ::open((dir / "text.dat").c_str(), O_RDONLY | O_CLOEXEC);
     if (d->text_fd < 0) {
-        throw IoError("cannot open " + (dir / "text.dat").string() + ": " +
-                      std::strerror(errno));
+        throw IoError("cannot open " + (dir / "text.dat").string() + ": " + std::strerror(errno));
     }
     try {
         using namespace Lucene;
@@ -289,10 +289,9 @@ const fs::path& PassageIndex::directory() const noexcept { return m_data->dir; }
 
 std::optional<std::uint32_t> PassageIndex::find(std::string_view docid) const {
     const auto& d = *m_data;
-    auto it = std::lower_bound(d.by_id.begin(), d.by_id.end(), docid,
-                               [&](std::uint32_t doc, std::string_view id) {
-                                   return d.id_of(doc) < id;
-                               });
+    auto it =
+        std::lower_bound(d.by_id.begin(), d.by_id.end(), docid,
+                         [&](std::uint32_t doc, std::string_view id) { return d.id_of(doc) < id; });
     if (it == d.by_id.end() || d.id_of(*it) != docid) return std::nullopt;
     return *it;
 }

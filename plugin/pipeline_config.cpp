@@ -12,20 +12,14 @@
 #include <sstream>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
+#include "plugin/text_io.hpp"
 
 namespace plumb {
 
 using nlohmann::json;
 
 namespace {
-
-std::uint64_t line_of(std::string_view text, std::size_t byte) {
-    std::uint64_t line = 1;
-    for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
-        if (text[i] == '\n') ++line;
-    }
-    return line;
-}
 
 const json& array_of(const json& config, const char* key, const std::string& where) {
     static const json empty = json::array();
@@ -153,7 +147,31 @@ json plain_scalar(const std::string& s) {
     return s;
 }
 
-json yaml_to_json(const YAML::Node& node, const std::string& source) {
+/// Bounds on the JSON a YAML text may expand to: aliases let a 1 KB text name 10^9 nodes
+/// ("billion laughs"), so the number of nodes built is limited in proportion to the text.
+struct YamlBudget {
+    std::uint64_t nodes_left;
+    std::size_t max_depth = 256;
+};
+
+std::uint64_t mark_line(const YAML::Node& node) {
+    const auto m = node.Mark();
+    return m.is_null() ? 0 : static_cast<std::uint64_t>(m.line) + 1;
+}
+
+json yaml_to_json(const YAML::Node& node, const std::string& source, YamlBudget& budget,
+                  std::size_t depth) {
+    if (budget.nodes_left == 0) {
+        throw ParseError(source, mark_line(node),
+                         "invalid YAML: aliases expand to too many nodes (more than 1,000 + 64 "
+                         "per byte of the text)");
+    }
+    --budget.nodes_left;
+    if (depth > budget.max_depth) {
+        throw ParseError(
+            source, mark_line(node),
+            "invalid YAML: nested deeper than " + std::to_string(budget.max_depth) + " levels");
+    }
     switch (node.Type()) {
         case YAML::NodeType::Undefined:
         case YAML::NodeType::Null:
@@ -162,11 +180,20 @@ json yaml_to_json(const YAML::Node& node, const std::string& source) {
             const std::string& tag = node.Tag();
             // Quoted or !!str: a string; other explicit tags are resolved like plain scalars.
             if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
-            return plain_scalar(node.Scalar());
+            json v = plain_scalar(node.Scalar());
+            if (v.is_number_float() && std::isinf(v.get<double>()) &&
+                node.Scalar().find("inf") == std::string::npos &&
+                node.Scalar().find("Inf") == std::string::npos &&
+                node.Scalar().find("INF") == std::string::npos) {
+                throw ParseError(source, mark_line(node),
+                                 "invalid YAML: number out of range: " + node.Scalar());
+            }
+            return v;
         }
         case YAML::NodeType::Sequence: {
             json out = json::array();
-            for (const auto& item : node) out.push_back(yaml_to_json(item, source));
+            for (const auto& item : node)
+                out.push_back(yaml_to_json(item, source, budget, depth + 1));
             return out;
         }
         case YAML::NodeType::Map: {
@@ -181,7 +208,7 @@ json yaml_to_json(const YAML::Node& node, const std::string& source) {
                     throw ParseError(source, static_cast<std::uint64_t>(kv.first.Mark().line) + 1,
                                      "duplicate key \"" + key + "\"");
                 }
-                out[key] = yaml_to_json(kv.second, source);
+                out[key] = yaml_to_json(kv.second, source, budget, depth + 1);
             }
             return out;
         }
@@ -212,8 +239,13 @@ Pipeline pipeline_from_yaml(std::string_view yaml_text, Registry& registry, Stag
                             const std::string& source) {
     json config;
     try {
-        YAML::Node root = YAML::Load(std::string(yaml_text));
-        config = yaml_to_json(root, source);
+        std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
+        if (docs.size() > 1) {
+            throw ParseError(source, mark_line(docs[1]),
+                             "invalid YAML: a second document (one pipeline per file)");
+        }
+        YamlBudget budget{1000 + 64 * static_cast<std::uint64_t>(yaml_text.size())};
+        if (!docs.empty()) config = yaml_to_json(docs[0], source, budget, 1);
     } catch (const YAML::Exception& e) {
         throw ParseError(source, e.mark.is_null() ? 0 : static_cast<std::uint64_t>(e.mark.line) + 1,
                          "invalid YAML: " + e.msg);
@@ -223,27 +255,17 @@ Pipeline pipeline_from_yaml(std::string_view yaml_text, Registry& registry, Stag
 
 Pipeline pipeline_from_json(std::string_view json_text, Registry& registry, StageContext& ctx,
                             const std::string& source) {
-    json config;
-    try {
-        config = json::parse(json_text);
-    } catch (const json::parse_error& e) {
-        throw ParseError(source, line_of(json_text, e.byte ? e.byte - 1 : 0), e.what());
-    }
-    return from_config(config, registry, ctx, source);
+    return from_config(parse_json(json_text, source), registry, ctx, source);
 }
 
 Pipeline load_pipeline(const std::filesystem::path& file, Registry& registry, StageContext* ctx) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw IoError("cannot open pipeline configuration " + file.string());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw IoError("cannot read pipeline configuration " + file.string());
+    const std::string text = read_file(file, std::size_t{64} << 20);
     std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
     StageContext local(dir);
     StageContext& c = ctx ? *ctx : local;
     c.set_base_dir(dir);
-    return is_yaml_file(file) ? pipeline_from_yaml(ss.str(), registry, c, file.string())
-                              : pipeline_from_json(ss.str(), registry, c, file.string());
+    return is_yaml_file(file) ? pipeline_from_yaml(text, registry, c, file.string())
+                              : pipeline_from_json(text, registry, c, file.string());
 }
 
 }  // namespace plumb

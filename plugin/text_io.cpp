@@ -1,13 +1,19 @@
 #include "plugin/text_io.hpp"
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
 #include "plugin/error.hpp"
+#include "plugin/log.hpp"
 
 namespace plumb {
 
@@ -76,7 +82,8 @@ LineReader::LineReader(const std::filesystem::path& path) : m_name(path.string()
         if (!ec) m_size = sz;
         // gzip magic bytes: read through zlib instead (the FILE is kept only for its fd).
         unsigned char magic[2] = {0, 0};
-        const bool gz = std::fread(magic, 1, 2, m_file) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+        const bool gz =
+            std::fread(magic, 1, 2, m_file) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
         std::rewind(m_file);
         if (gz) {
             const int fd = dup(fileno(m_file));
@@ -152,6 +159,7 @@ bool LineReader::next(std::string_view& line) {
             m_pos += len + 1;
             m_bytes += len + 1;
             if (have_carry) {
+                if (m_carry.size() + len > m_max_line + 1) too_long(m_line_no + 1);
                 m_carry.append(start, len);
                 line = m_carry;
             } else {
@@ -159,6 +167,7 @@ bool LineReader::next(std::string_view& line) {
             }
             break;
         }
+        if (m_carry.size() + (m_end - m_pos) > m_max_line + 1) too_long(m_line_no + 1);
         m_carry.append(start, m_end - m_pos);
         m_bytes += m_end - m_pos;
         have_carry = true;
@@ -167,10 +176,73 @@ bool LineReader::next(std::string_view& line) {
     ++m_line_no;
     if (m_eol == '\n' && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (m_line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
-        static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF) {
+        static_cast<unsigned char>(line[1]) == 0xBB &&
+        static_cast<unsigned char>(line[2]) == 0xBF) {
         line.remove_prefix(3);
     }
+    if (line.size() > m_max_line) too_long(m_line_no);
+    if (!m_allow_nul) {
+        if (const void* z = std::memchr(line.data(), 0, line.size())) {
+            fail("NUL byte in text at byte " +
+                 std::to_string(static_cast<const char*>(z) - line.data() + 1) +
+                 " of the line (a binary file, or a corrupt one?)");
+        }
+    }
     return true;
+}
+
+void LineReader::too_long(std::uint64_t line) const {
+    throw ParseError(m_name, line,
+                     "line longer than " + std::to_string(m_max_line) +
+                         " bytes (a binary file? raise the limit with --max-line-bytes or "
+                         "PLUMB_MAX_LINE_BYTES)");
+}
+
+namespace {
+std::atomic<std::size_t> g_default_max_line{0};
+}
+
+std::optional<std::size_t> parse_byte_size(std::string_view s) noexcept {
+    s = trim(s);
+    if (s.empty()) return std::nullopt;
+    std::size_t mult = 1;
+    switch (s.back()) {
+        case 'k':
+        case 'K':
+            mult = std::size_t{1} << 10;
+            break;
+        case 'm':
+        case 'M':
+            mult = std::size_t{1} << 20;
+            break;
+        case 'g':
+        case 'G':
+            mult = std::size_t{1} << 30;
+            break;
+        default:
+            break;
+    }
+    if (mult != 1) s.remove_suffix(1);
+    std::size_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v == 0) return std::nullopt;
+    if (v > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
+    return v * mult;
+}
+
+std::size_t LineReader::default_max_line_bytes() noexcept {
+    std::size_t v = g_default_max_line.load(std::memory_order_relaxed);
+    if (v != 0) return v;
+    v = std::size_t{64} << 20;
+    if (const char* env = std::getenv("PLUMB_MAX_LINE_BYTES")) {
+        if (auto parsed = parse_byte_size(env)) v = *parsed;
+    }
+    g_default_max_line.store(v, std::memory_order_relaxed);
+    return v;
+}
+
+void LineReader::set_default_max_line_bytes(std::size_t n) noexcept {
+    g_default_max_line.store(n == 0 ? std::size_t{64} << 20 : n, std::memory_order_relaxed);
 }
 
 void LineReader::detect_line_end(const char* p, std::size_t n) {
@@ -295,13 +367,78 @@ void AtomicFile::commit() {
     m_done = true;
 }
 
-std::string read_file(const std::filesystem::path& path) {
+namespace {
+
+/// The <pid> of "<name>.tmp-<pid>-<n>" / "<name>.tmp.<pid>.<n>", or -1.
+long temp_owner(std::string_view entry, std::string_view name) {
+    if (entry.size() <= name.size() + 5 || entry.substr(0, name.size()) != name) return -1;
+    entry.remove_prefix(name.size());
+    if (entry.substr(0, 4) != ".tmp") return -1;
+    entry.remove_prefix(4);
+    const char sep = entry.front();
+    if (sep != '-' && sep != '.') return -1;
+    entry.remove_prefix(1);
+    long pid = 0;
+    auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), pid);
+    if (ec != std::errc() || pid <= 0 || end == entry.data() + entry.size() || *end != sep) {
+        return -1;
+    }
+    for (const char* p = end + 1; p < entry.data() + entry.size(); ++p) {
+        if (*p < '0' || *p > '9') return -1;
+    }
+    return pid;
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& target) {
+    std::vector<std::filesystem::path> removed;
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(target, ec).lexically_normal();
+    if (ec) return removed;
+    auto dir = abs.parent_path();
+    std::string name = abs.filename().string();
+    if (name.empty()) {  // "dir/" -> its name
+        name = dir.filename().string();
+        dir = dir.parent_path();
+    }
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) return removed;
+    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        const std::string entry = it->path().filename().string();
+        const long pid = temp_owner(entry, name);
+        if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive
+        std::error_code rm;
+        std::filesystem::remove_all(it->path(), rm);
+        if (!rm) {
+            removed.push_back(it->path());
+            log(LogLevel::Warning, "removed " + it->path().string() + ", left behind by process " +
+                                       std::to_string(pid) + " that no longer runs");
+        }
+    }
+    return removed;
+}
+
+std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+    std::error_code dir_ec;
+    if (std::filesystem::is_directory(path, dir_ec)) {
+        throw IoError(path.string() + ": is a directory, expected a file");
+    }
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
     std::string out;
     char buf[1 << 16];
     std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+        if (out.size() + n > max_bytes) {
+            std::fclose(f);
+            throw IoError(path.string() + ": larger than " + std::to_string(max_bytes) +
+                          " bytes, too large for this kind of file");
+        }
+        out.append(buf, n);
+    }
     bool err = std::ferror(f);
     std::fclose(f);
     if (err) throw IoError(path.string() + ": read error");

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,9 +62,25 @@ public:
     /// Throws ParseError naming this file and the current line.
     [[noreturn]] void fail(const std::string& message) const;
 
+    /// Longest line accepted, in bytes (line end excluded): a longer line is a ParseError naming
+    /// the file and line instead of memory without bound (e.g. a binary file or /dev/zero given
+    /// as text). Defaults to default_max_line_bytes().
+    void set_max_line_bytes(std::size_t n) noexcept { m_max_line = n; }
+    std::size_t max_line_bytes() const noexcept { return m_max_line; }
+    /// Whether a NUL byte may appear in a line. Text formats forbid it (default: a ParseError
+    /// naming file and line, never a line silently cut at the NUL by later C-string code).
+    void set_allow_nul(bool allow) noexcept { m_allow_nul = allow; }
+
+    /// Process-wide default of max_line_bytes() for new readers: 256 MiB, or the environment
+    /// variable PLUMB_MAX_LINE_BYTES (bytes; suffixes K, M, G) when set, or the value given to
+    /// set_default_max_line_bytes() (the CLI's --max-line-bytes).
+    static std::size_t default_max_line_bytes() noexcept;
+    static void set_default_max_line_bytes(std::size_t n) noexcept;
+
 private:
     bool fill();
     void detect_line_end(const char* p, std::size_t n);
+    [[noreturn]] void too_long(std::uint64_t line) const;
     std::FILE* m_file = nullptr;
     void* m_gz = nullptr;  // zlib gzFile when compressed
     bool m_owns = false;
@@ -78,7 +95,13 @@ private:
     bool m_eol_known = false;
     std::uint64_t m_bytes = 0;
     std::uint64_t m_size = 0;
+    std::size_t m_max_line = default_max_line_bytes();
+    bool m_allow_nul = false;
 };
+
+/// Parses a byte count such as "300", "64K", "256M" or "2G" (binary units); nullopt when
+/// malformed or zero.
+std::optional<std::size_t> parse_byte_size(std::string_view s) noexcept;
 
 /// Splits `line` on `sep`, appending views into `out` (cleared first).
 void split(std::string_view line, char sep, std::vector<std::string_view>& out);
@@ -113,7 +136,15 @@ private:
     bool m_done = false;
 };
 
-/// Reads a whole file into a string. Throws IoError.
-std::string read_file(const std::filesystem::path& path);
+/// Removes the temporary siblings of `target` that a killed process left behind: entries named
+/// "<target>.tmp-<pid>-<n>" or "<target>.tmp.<pid>.<n>" (the names plumb's crash-safe writers
+/// use) whose process <pid> no longer runs on this machine. Entries of running processes are
+/// kept. Each removal is logged as a warning; returns the paths removed. Never throws.
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& target);
+
+/// Reads a whole file into a string. Throws IoError, also when the file is larger than
+/// `max_bytes` (a configuration or header read whole; default 1 GiB).
+std::string read_file(const std::filesystem::path& path,
+                      std::size_t max_bytes = std::size_t{1} << 30);
 
 }  // namespace plumb

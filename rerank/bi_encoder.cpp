@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/bert_checkpoint.hpp"
 
@@ -43,9 +43,9 @@ namespace {
 
 nlohmann::json read_json(const std::filesystem::path& path) {
     try {
-        return nlohmann::json::parse(read_file(path));
-    } catch (const nlohmann::json::exception& e) {
-        throw CheckpointError(path.string() + ": invalid JSON: " + e.what());
+        return read_json_file(path);
+    } catch (const ParseError& e) {
+        throw CheckpointError(e.what());
     }
 }
 
@@ -222,7 +222,8 @@ std::vector<float> BiEncoderStage::score(const Query& query,
     auto p = m_encoder->encode_passages(texts);
     std::vector<float> scores(n);
     const auto d = m_encoder->dim();
-    for (std::size_t i = 0; i < n; ++i) scores[i] = m_encoder->similarity(q.data(), p.data() + i * d);
+    for (std::size_t i = 0; i < n; ++i)
+        scores[i] = m_encoder->similarity(q.data(), p.data() + i * d);
     return scores;
 }
 

@@ -14,6 +14,7 @@
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/document_source.hpp"
 #include "plugin/error.hpp"
 #include "plugin/trec_run.hpp"
@@ -226,10 +227,8 @@ const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
     cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
     cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
         ->capture_default_str();
-    cmd->add_option("--threads,-t", args->threads,
-                    "Torch intra-op threads (0 = Torch's default)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 256));
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                   "Torch intra-op threads (0 = Torch's default)", 0);
     cmd->add_option("--max-length", args->max_length,
                     "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
         ->capture_default_str();
@@ -367,9 +366,8 @@ const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
                            ->check(CLI::IsMember({"dot", "cosine"}));
     cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
         ->capture_default_str();
-    cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = default)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 256));
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                   "Torch intra-op threads (0 = Torch's default)", 0);
     cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
     cmd->callback([args, pooling, similarity] {
@@ -466,9 +464,8 @@ const plumb::cli::CommandRegistrar kDenseSearch{"dense-search", [](CLI::App& app
         ->capture_default_str();
     cmd->add_option("--max-length", args->max_length, "Max tokens per query")
         ->capture_default_str();
-    cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = default)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 256));
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                   "Torch intra-op threads (0 = Torch's default)", 0);
     cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
     cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
     cmd->callback([args] { run_dense_search(*args); });

@@ -16,6 +16,7 @@
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/error.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
@@ -382,8 +383,8 @@ const plumb::cli::CommandRegistrar kRegistrar{
         cmd->add_option("--seed", args->seed,
                         "Seed (data order, sampling, initialisation, dropout)")
             ->capture_default_str();
-        cmd->add_option("--threads,-t", args->threads, "Torch intra-op threads (0 = unchanged)")
-            ->capture_default_str();
+        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                       "Torch intra-op threads (0 = unchanged)", 0);
         cmd->add_option("--lr", args->lr, "Learning rate (groups without their own rate)")
             ->capture_default_str();
         cmd->add_option("--lr-group", args->lr_groups,

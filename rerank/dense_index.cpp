@@ -5,15 +5,15 @@
 #include <faiss/impl/FaissException.h>
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
-
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::rerank {
@@ -51,9 +51,9 @@ Manifest read_manifest(const fs::path& dir) {
     const auto path = dir / "manifest.json";
     json j;
     try {
-        j = json::parse(read_file(path));
-    } catch (const json::exception& e) {
-        throw IndexError(path.string() + ": invalid JSON: " + e.what());
+        j = read_json_file(path);
+    } catch (const ParseError& e) {
+        throw IndexError(e.what());
     }
     try {
         if (!j.is_object() || j.value("format", "") != kStoreFormat) {
@@ -70,7 +70,8 @@ Manifest read_manifest(const fs::path& dir) {
         m.meta.dim = j.at("dim").get<std::size_t>();
         for (const auto& [k, v] : j.at("meta").items()) m.meta.meta[k] = v.get<std::string>();
         for (const auto& c : j.at("chunks")) {
-            m.chunks.emplace_back(c.at("file").get<std::string>(), c.at("count").get<std::uint64_t>());
+            m.chunks.emplace_back(c.at("file").get<std::string>(),
+                                  c.at("count").get<std::uint64_t>());
         }
         m.complete = j.at("complete").get<bool>();
         return m;
@@ -85,15 +86,15 @@ std::vector<DocId> read_ids(const fs::path& path, std::uint64_t expected) {
     std::string_view line;
     while (reader.next(line)) ids.emplace_back(line);
     if (ids.size() != expected) {
-        throw IndexError(path.string() + ": " + std::to_string(ids.size()) + " ids, manifest says " +
-                         std::to_string(expected));
+        throw IndexError(path.string() + ": " + std::to_string(ids.size()) +
+                         " ids, manifest says " + std::to_string(expected));
     }
     return ids;
 }
 
 void read_chunk_vectors(const fs::path& path, std::size_t dim, std::uint64_t count,
                         std::vector<float>& out) {
-    const std::string data = read_file(path);
+    const std::string data = read_file(path, std::numeric_limits<std::size_t>::max());
     if (data.size() < kHeaderBytes || std::memcmp(data.data(), kMagic, 8) != 0) {
         throw IndexError(path.string() + ": not a plumb vector chunk");
     }
@@ -182,7 +183,8 @@ void VectorStoreWriter::write_manifest() const {
     j["dim"] = m_meta.dim;
     j["meta"] = meta_json(m_meta);
     j["chunks"] = json::array();
-    for (const auto& [file, count] : m_chunks) j["chunks"].push_back({{"file", file}, {"count", count}});
+    for (const auto& [file, count] : m_chunks)
+        j["chunks"].push_back({{"file", file}, {"count", count}});
     j["count"] = m_ids.size();
     j["complete"] = m_complete;
     AtomicFile out(m_dir / "manifest.json");
@@ -266,8 +268,10 @@ bool encode_collection(VectorStoreWriter& writer, const DocumentStream& docs,
     if (progress) progress(done, total);
     if (writer.complete()) {
         if (docs(id, text)) {
-            throw IndexError("the vector folder is complete but the collection has more "
-                             "documents than its " + std::to_string(stored.size()));
+            throw IndexError(
+                "the vector folder is complete but the collection has more "
+                "documents than its " +
+                std::to_string(stored.size()));
         }
         return true;
     }
@@ -321,7 +325,8 @@ void DenseIndex::build(const fs::path& dir, const DenseIndexOptions& options,
                        const ProgressCallback& progress) {
     auto store = VectorStore::load(dir);
     if (!store.complete) {
-        throw IndexError(dir.string() + ": the vectors are incomplete (encoding was interrupted): "
+        throw IndexError(dir.string() +
+                         ": the vectors are incomplete (encoding was interrupted): "
                          "run the encoder again to finish them");
     }
     const auto d = static_cast<faiss::Index::idx_t>(store.meta.dim);
@@ -340,7 +345,8 @@ void DenseIndex::build(const fs::path& dir, const DenseIndexOptions& options,
         for (faiss::Index::idx_t i = 0; i < n; i += kStep) {
             const auto m = std::min(kStep, n - i);
             index->add(m, store.vectors.data() + i * d);
-            if (progress) progress(static_cast<std::uint64_t>(i + m), static_cast<std::uint64_t>(n));
+            if (progress)
+                progress(static_cast<std::uint64_t>(i + m), static_cast<std::uint64_t>(n));
         }
         faiss::write_index(index.get(), tmp.c_str());
     } catch (const faiss::FaissException& e) {
@@ -377,7 +383,7 @@ DenseIndex DenseIndex::load(const fs::path& dir, std::size_t expected_dim, int e
     auto& impl = *out.m_impl;
     std::size_t dim = 0, count = 0;
     try {
-        auto j = json::parse(read_file(info_path));
+        auto j = read_json_file(info_path);
         if (j.value("format", "") != kIndexFormat) {
             throw IndexError(info_path.string() + ": not a plumb dense index");
         }
@@ -389,6 +395,8 @@ DenseIndex DenseIndex::load(const fs::path& dir, std::size_t expected_dim, int e
         impl.options.metric = parse_dense_metric(j.at("metric").get<std::string>());
         dim = j.at("dim").get<std::size_t>();
         count = j.at("count").get<std::size_t>();
+    } catch (const ParseError& e) {
+        throw IndexError(e.what());
     } catch (const json::exception& e) {
         throw IndexError(info_path.string() + ": malformed: " + e.what());
     }

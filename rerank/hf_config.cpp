@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/checkpoint_format.hpp"
 
@@ -24,9 +25,9 @@ namespace {
 
 json parse_json(const std::string& text, const std::string& file) {
     try {
-        return json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        fail(file, "", std::string("invalid JSON: ") + e.what());
+        return plumb::parse_json(text, file);
+    } catch (const ParseError& e) {
+        throw CheckpointError(e.what());
     }
 }
 
@@ -71,6 +72,39 @@ void HfConfig::validate(const std::string& file) const {
     positive(distil ? "n_heads" : "num_attention_heads", num_attention_heads);
     positive(distil ? "hidden_dim" : "intermediate_size", intermediate_size);
     positive("max_position_embeddings", max_position_embeddings);
+    // Sane upper bounds, checked before any tensor is allocated: a config is untrusted input,
+    // and "vocab_size": 1e12 must be an error naming the file, not a 4 TB allocation. The
+    // bounds are far above every published BERT-family model (largest vocabularies ~250k,
+    // widths 8k, depths < 100, positions 8k-32k).
+    auto at_most = [&](const char* key, std::int64_t v, std::int64_t max) {
+        if (v > max) {
+            fail(file, key,
+                 std::to_string(v) + " is beyond the supported maximum " + std::to_string(max));
+        }
+    };
+    at_most("vocab_size", vocab_size, 4'000'000);
+    at_most(distil ? "dim" : "hidden_size", hidden_size, 16'384);
+    at_most(distil ? "n_layers" : "num_hidden_layers", num_hidden_layers, 512);
+    at_most(distil ? "n_heads" : "num_attention_heads", num_attention_heads, 1'024);
+    at_most(distil ? "hidden_dim" : "intermediate_size", intermediate_size, 131'072);
+    at_most("max_position_embeddings", max_position_embeddings, 1'048'576);
+    at_most("type_vocab_size", type_vocab_size, 1'024);
+    at_most("num_labels", num_labels, 1'000'000);
+    // Parameters of the encoder (embeddings, per layer 4 h^2 + 2 h i, classifier), at most
+    // 2^33 (32 GiB in fp32): no larger model fits this library's in-memory loading.
+    const double h = static_cast<double>(hidden_size);
+    const double params =
+        (static_cast<double>(vocab_size) + static_cast<double>(max_position_embeddings) +
+         static_cast<double>(std::max<std::int64_t>(type_vocab_size, 0))) *
+            h +
+        static_cast<double>(num_hidden_layers) *
+            (4.0 * h * h + 2.0 * h * static_cast<double>(intermediate_size)) +
+        h * static_cast<double>(num_labels);
+    if (params > 8589934592.0) {
+        fail(file, "",
+             "the configured model has about " + std::to_string(params / 1e9) +
+                 " billion parameters, beyond the supported 8.6 billion");
+    }
     if (hidden_size % num_attention_heads != 0) {
         fail(file, distil ? "dim" : "hidden_size",
              std::to_string(hidden_size) + " is not a multiple of the number of attention heads (" +
@@ -85,8 +119,9 @@ void HfConfig::validate(const std::string& file) const {
     }
     if (num_labels <= 0) fail(file, "num_labels", "must be positive");
     if (!id2label.empty() && static_cast<std::int64_t>(id2label.size()) != num_labels) {
-        fail(file, "id2label", "has " + std::to_string(id2label.size()) + " labels but num_labels is " +
-                                   std::to_string(num_labels));
+        fail(file, "id2label",
+             "has " + std::to_string(id2label.size()) + " labels but num_labels is " +
+                 std::to_string(num_labels));
     }
     if (position_embedding_type != "absolute") {
         fail(file, "position_embedding_type",
@@ -149,13 +184,15 @@ HfConfig parse_hf_config(const std::string& json_text, const std::string& file) 
         get_double(j, "seq_classif_dropout", seq, file);
         c.classifier_dropout = seq;
     } else {
-        fail(file, "model_type", "'" + type + "' is not supported (expected \"bert\" or \"distilbert\")");
+        fail(file, "model_type",
+             "'" + type + "' is not supported (expected \"bert\" or \"distilbert\")");
     }
     get_int(j, "pad_token_id", c.pad_token_id, file);
 
     // Labels, as PretrainedConfig: id2label wins over num_labels; default 2.
     if (auto it = j.find("id2label"); it != j.end() && !it->is_null()) {
-        if (!it->is_object()) fail(file, "id2label", "expected an object {\"0\": \"LABEL_0\", ...}");
+        if (!it->is_object())
+            fail(file, "id2label", "expected an object {\"0\": \"LABEL_0\", ...}");
         std::vector<std::pair<std::int64_t, std::string>> labels;
         for (auto l = it->begin(); l != it->end(); ++l) {
             std::int64_t id = -1;
@@ -167,7 +204,8 @@ HfConfig parse_hf_config(const std::string& json_text, const std::string& file) 
                 id = -1;
             }
             if (id < 0) fail(file, "id2label", "key '" + l.key() + "' is not a label id");
-            if (!l.value().is_string()) fail(file, "id2label", "label of " + l.key() + " is not a string");
+            if (!l.value().is_string())
+                fail(file, "id2label", "label of " + l.key() + " is not a string");
             labels.emplace_back(id, l.value().get<std::string>());
         }
         std::sort(labels.begin(), labels.end());
@@ -178,10 +216,11 @@ HfConfig parse_hf_config(const std::string& json_text, const std::string& file) 
             c.id2label.push_back(labels[i].second);
         }
         c.num_labels = static_cast<std::int64_t>(c.id2label.size());
-        if (auto n = j.find("num_labels"); n != j.end() && n->is_number_integer() &&
-                                           n->get<std::int64_t>() != c.num_labels) {
-            fail(file, "num_labels", "is " + n->dump() + " but id2label has " +
-                                         std::to_string(c.num_labels) + " labels");
+        if (auto n = j.find("num_labels");
+            n != j.end() && n->is_number_integer() && n->get<std::int64_t>() != c.num_labels) {
+            fail(file, "num_labels",
+                 "is " + n->dump() + " but id2label has " + std::to_string(c.num_labels) +
+                     " labels");
         }
     } else {
         get_int(j, "num_labels", c.num_labels, file);
@@ -218,12 +257,26 @@ std::string hf_config_to_json(const HfConfig& c) {
         if (src.is_object()) j = std::move(src);
     }
     // Drop the other family's keys so that a converted config stays unambiguous.
-    for (const char* k : {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                          "intermediate_size", "hidden_act", "type_vocab_size", "layer_norm_eps",
-                          "position_embedding_type", "dim", "n_layers", "n_heads", "hidden_dim",
-                          "activation", "sinusoidal_pos_embds", "hidden_dropout_prob",
-                          "attention_probs_dropout_prob", "classifier_dropout", "dropout",
-                          "attention_dropout", "seq_classif_dropout"}) {
+    for (const char* k : {"hidden_size",
+                          "num_hidden_layers",
+                          "num_attention_heads",
+                          "intermediate_size",
+                          "hidden_act",
+                          "type_vocab_size",
+                          "layer_norm_eps",
+                          "position_embedding_type",
+                          "dim",
+                          "n_layers",
+                          "n_heads",
+                          "hidden_dim",
+                          "activation",
+                          "sinusoidal_pos_embds",
+                          "hidden_dropout_prob",
+                          "attention_probs_dropout_prob",
+                          "classifier_dropout",
+                          "dropout",
+                          "attention_dropout",
+                          "seq_classif_dropout"}) {
         j.erase(k);
     }
     if (!c.architectures.empty()) j["architectures"] = c.architectures;
@@ -326,7 +379,8 @@ HfCheckpointFiles locate_hf_checkpoint(const fs::path& dir) {
     if (!fs::exists(f.config, ec)) fail(dir.string(), "", "missing config.json");
     if (!fs::exists(f.vocab, ec)) fail(dir.string(), "", "missing vocab.txt");
     f.weights = find_weights_file(dir);
-    if (fs::exists(dir / "tokenizer_config.json", ec)) f.tokenizer_config = dir / "tokenizer_config.json";
+    if (fs::exists(dir / "tokenizer_config.json", ec))
+        f.tokenizer_config = dir / "tokenizer_config.json";
     return f;
 }
 

@@ -11,11 +11,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/checkpoint_format.hpp"
 
@@ -30,22 +30,32 @@ static_assert(std::endian::native == std::endian::little,
 
 const char* dtype_name(DType dtype) noexcept {
     switch (dtype) {
-        case DType::F32: return "F32";
-        case DType::F16: return "F16";
-        case DType::BF16: return "BF16";
-        case DType::I64: return "I64";
-        case DType::I32: return "I32";
+        case DType::F32:
+            return "F32";
+        case DType::F16:
+            return "F16";
+        case DType::BF16:
+            return "BF16";
+        case DType::I64:
+            return "I64";
+        case DType::I32:
+            return "I32";
     }
     return "?";
 }
 
 std::size_t dtype_size(DType dtype) noexcept {
     switch (dtype) {
-        case DType::F32: return 4;
-        case DType::F16: return 2;
-        case DType::BF16: return 2;
-        case DType::I64: return 8;
-        case DType::I32: return 4;
+        case DType::F32:
+            return 4;
+        case DType::F16:
+            return 2;
+        case DType::BF16:
+            return 2;
+        case DType::I64:
+            return 8;
+        case DType::I32:
+            return 4;
     }
     return 0;
 }
@@ -98,7 +108,7 @@ std::uint16_t float_to_half(float f) noexcept {
     if (exp == 0xFF) {  // inf / NaN
         return static_cast<std::uint16_t>(sign | 0x7C00u | (mant ? 0x200u | (mant >> 13) : 0u));
     }
-    const int e = static_cast<int>(exp) - 127 + 15;  // biased half exponent
+    const int e = static_cast<int>(exp) - 127 + 15;                    // biased half exponent
     if (e >= 0x1F) return static_cast<std::uint16_t>(sign | 0x7C00u);  // overflow -> inf
     if (e <= 0) {
         // Subnormal half (or zero): shift the full mantissa (with implicit 1) right.
@@ -145,9 +155,8 @@ std::string shape_string(std::span<const std::int64_t> shape) {
 void to_float32(const TensorView& tensor, std::span<float> out) {
     const auto n = static_cast<std::size_t>(tensor.numel());
     if (out.size() != n) {
-        throw InvalidArgument("to_float32: tensor '" + tensor.name + "' has " +
-                              std::to_string(n) + " elements, output has " +
-                              std::to_string(out.size()));
+        throw InvalidArgument("to_float32: tensor '" + tensor.name + "' has " + std::to_string(n) +
+                              " elements, output has " + std::to_string(out.size()));
     }
     if (tensor.bytes.size() != n * dtype_size(tensor.dtype)) {
         throw CheckpointError("tensor '" + tensor.name + "': byte size does not match shape");
@@ -172,7 +181,8 @@ void to_float32(const TensorView& tensor, std::span<float> out) {
             }
             return;
         case DType::I64:
-        case DType::I32: break;
+        case DType::I32:
+            break;
     }
     throw CheckpointError("tensor '" + tensor.name + "' has dtype " + dtype_name(tensor.dtype) +
                           ", expected a floating dtype (F32, F16, BF16)");
@@ -226,9 +236,9 @@ void SafetensorsFile::Impl::parse() {
     if (!is_valid_utf8(header)) fail("header is not valid UTF-8");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(header);
-    } catch (const nlohmann::json::exception& e) {
-        fail(std::string("header is not valid JSON: ") + e.what());
+        j = parse_json(header, "header");
+    } catch (const ParseError& e) {
+        fail(std::string("header is not valid JSON: ") + e.message());
     }
     if (!j.is_object()) fail("header is not a JSON object");
 
@@ -266,14 +276,16 @@ void SafetensorsFile::Impl::parse() {
         t.name = key;
         const auto dname = dt->get<std::string>();
         if (!parse_dtype(dname, t.dtype)) {
-            fail_tensor(key, "unsupported dtype '" + dname + "' (plumb reads F32, F16, BF16, I64, I32)");
+            fail_tensor(key,
+                        "unsupported dtype '" + dname + "' (plumb reads F32, F16, BF16, I64, I32)");
         }
         // numel with overflow check (dims are bounded by the buffer anyway)
         // numel saturates at buffer_size + 1 (already too large for any valid entry).
         const std::uint64_t cap = buffer_size + 1;
         std::uint64_t numel = 1;
         for (const auto& d : *sh) {
-            if (!d.is_number_unsigned()) fail_tensor(key, "shape entries must be non-negative integers");
+            if (!d.is_number_unsigned())
+                fail_tensor(key, "shape entries must be non-negative integers");
             const auto dim = d.get<std::uint64_t>();
             if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
                 fail_tensor(key, "shape entry too large");
@@ -286,13 +298,14 @@ void SafetensorsFile::Impl::parse() {
             }
         }
         for (const auto& o : *off) {
-            if (!o.is_number_unsigned()) fail_tensor(key, "data_offsets must be non-negative integers");
+            if (!o.is_number_unsigned())
+                fail_tensor(key, "data_offsets must be non-negative integers");
         }
         const auto begin = (*off)[0].get<std::uint64_t>();
         const auto end = (*off)[1].get<std::uint64_t>();
         if (begin > end) {
-            fail_tensor(key, "data_offsets [" + std::to_string(begin) + ", " +
-                                 std::to_string(end) + "] has begin > end");
+            fail_tensor(key, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                 "] has begin > end");
         }
         if (end > buffer_size) {
             fail_tensor(key, "data_offsets end " + std::to_string(end) +
@@ -428,11 +441,9 @@ const TensorView& SafetensorsFile::tensor(std::string_view name) const {
 std::vector<float> SafetensorsFile::float32(std::string_view name,
                                             std::span<const std::int64_t> expected_shape) const {
     const TensorView& t = tensor(name);
-    if (!std::equal(t.shape.begin(), t.shape.end(), expected_shape.begin(),
-                    expected_shape.end())) {
+    if (!std::equal(t.shape.begin(), t.shape.end(), expected_shape.begin(), expected_shape.end())) {
         throw CheckpointError(m_impl->name + ": tensor '" + t.name + "': shape " +
-                              shape_string(t.shape) + ", expected " +
-                              shape_string(expected_shape));
+                              shape_string(t.shape) + ", expected " + shape_string(expected_shape));
     }
     return float32(name);
 }
@@ -457,7 +468,8 @@ const std::map<std::string, std::string>& SafetensorsFile::metadata() const noex
 TensorData TensorData::from_float32(std::vector<std::int64_t> shape, std::span<const float> values,
                                     DType dtype) {
     for (auto d : shape) {
-        if (d < 0) throw InvalidArgument("TensorData: negative dimension in " + shape_string(shape));
+        if (d < 0)
+            throw InvalidArgument("TensorData: negative dimension in " + shape_string(shape));
     }
     const auto n = static_cast<std::size_t>(shape_numel(shape));
     if (values.size() != n) {
@@ -477,13 +489,14 @@ TensorData TensorData::from_float32(std::vector<std::int64_t> shape, std::span<c
         case DType::BF16:
             t.bytes.resize(n * 2);
             for (std::size_t i = 0; i < n; ++i) {
-                const std::uint16_t h = dtype == DType::F16 ? float_to_half(values[i])
-                                                            : float_to_bfloat16(values[i]);
+                const std::uint16_t h =
+                    dtype == DType::F16 ? float_to_half(values[i]) : float_to_bfloat16(values[i]);
                 std::memcpy(t.bytes.data() + 2 * i, &h, 2);
             }
             return t;
         case DType::I64:
-        case DType::I32: break;
+        case DType::I32:
+            break;
     }
     throw InvalidArgument(std::string("TensorData::from_float32: dtype ") + dtype_name(dtype) +
                           " is not a floating dtype");
@@ -532,8 +545,8 @@ void save_safetensors(const std::filesystem::path& path, std::span<const TensorV
         const auto need = static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype);
         if (t.bytes.size() != need) {
             throw InvalidArgument("save_safetensors: tensor '" + t.name + "': shape " +
-                                  shape_string(t.shape) + " of " + dtype_name(t.dtype) +
-                                  " needs " + std::to_string(need) + " bytes, got " +
+                                  shape_string(t.shape) + " of " + dtype_name(t.dtype) + " needs " +
+                                  std::to_string(need) + " bytes, got " +
                                   std::to_string(t.bytes.size()));
         }
         order.push_back(&t);
@@ -573,7 +586,8 @@ void save_safetensors(const std::filesystem::path& path, std::span<const TensorV
     out.write(std::string_view(len, 8));
     out.write(text);
     for (const TensorView* t : order) {
-        out.write(std::string_view(reinterpret_cast<const char*>(t->bytes.data()), t->bytes.size()));
+        out.write(
+            std::string_view(reinterpret_cast<const char*>(t->bytes.data()), t->bytes.size()));
     }
     out.commit();
 }

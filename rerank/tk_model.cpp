@@ -1,14 +1,14 @@
 #include "rerank/tk_model.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <utility>
 
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/safetensors.hpp"
@@ -40,9 +40,8 @@ void check_ids(std::span<const std::int64_t> ids, std::int64_t vocab_size) {
 std::vector<std::size_t> by_length(const std::vector<std::span<const std::int64_t>>& seqs) {
     std::vector<std::size_t> order(seqs.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return seqs[a].size() < seqs[b].size();
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return seqs[a].size() < seqs[b].size(); });
     return order;
 }
 
@@ -131,7 +130,9 @@ struct TkModel::Impl {
     detail::TkModule module;
 
     Impl(TkConfig c, std::shared_ptr<const TkVocabulary> v)
-        : config(std::move(c)), vocab(std::move(v)), tokenizer(vocab, config.lowercase),
+        : config(std::move(c)),
+          vocab(std::move(v)),
+          tokenizer(vocab, config.lowercase),
           module(config, vocab->size()) {}
 
     /// Contextualised sequences of a batch.
@@ -156,15 +157,15 @@ TkModel TkModel::create(const TkConfig& config, TkVocabulary vocabulary,
     const auto d = config.embedding_dim;
     if (!embeddings.empty() && static_cast<std::int64_t>(embeddings.size()) != rows * d) {
         throw InvalidArgument("TK: embedding matrix has " + std::to_string(embeddings.size()) +
-                              " values, expected vocabulary size " + std::to_string(rows) +
-                              " × " + std::to_string(d));
+                              " values, expected vocabulary size " + std::to_string(rows) + " × " +
+                              std::to_string(d));
     }
     auto impl = std::make_unique<Impl>(config, vocab);
     impl->module->reset_parameters(seed);
     if (!embeddings.empty()) {
         torch::NoGradGuard no_grad;
-        auto src = torch::from_blob(const_cast<float*>(embeddings.data()), {rows, d},
-                                    torch::kFloat32);
+        auto src =
+            torch::from_blob(const_cast<float*>(embeddings.data()), {rows, d}, torch::kFloat32);
         impl->module->embeddings->weight.copy_(src);
         impl->module->embeddings->weight[0].zero_();
     }
@@ -180,9 +181,10 @@ void TkModel::save(const std::filesystem::path& dir) const {
     auto add = [&](const std::string& name, const torch::Tensor& t) {
         auto c = t.detach().to(torch::kFloat32).contiguous();
         std::vector<std::int64_t> shape(c.sizes().begin(), c.sizes().end());
-        tensors.emplace(name, TensorData::from_float32(
-                                  shape, std::span<const float>(c.data_ptr<float>(),
-                                                                static_cast<std::size_t>(c.numel()))));
+        tensors.emplace(name,
+                        TensorData::from_float32(
+                            shape, std::span<const float>(c.data_ptr<float>(),
+                                                          static_cast<std::size_t>(c.numel()))));
     };
     for (const auto& p : m_impl->module->named_parameters(true)) add(p.key(), p.value());
     for (const auto& b : m_impl->module->named_buffers(true)) add(b.key(), b.value());
@@ -200,9 +202,9 @@ TkModel TkModel::load(const std::filesystem::path& dir) {
     const std::string cfg_name = cfg_path.string();
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(read_file(cfg_path));
-    } catch (const nlohmann::json::exception& e) {
-        throw CheckpointError(cfg_name + ": invalid JSON: " + e.what());
+        j = read_json_file(cfg_path);
+    } catch (const ParseError& e) {
+        throw CheckpointError(e.what());
     }
     if (!j.is_object()) throw CheckpointError(cfg_name + ": not a JSON object");
     const auto format = j.value("format", std::string());
@@ -328,8 +330,8 @@ std::vector<float> TkModel::score_ids(std::span<const std::int64_t> query_ids,
         auto p_hat = m_impl->contextualize(batch, true, p_mask);
         const auto b = static_cast<std::int64_t>(batch.size());
         auto scores = m_impl->module
-                          ->score_representations(q_hat.expand({b, -1, -1}),
-                                                  q_mask.expand({b, -1}), p_hat, p_mask)
+                          ->score_representations(q_hat.expand({b, -1, -1}), q_mask.expand({b, -1}),
+                                                  p_hat, p_mask)
                           .contiguous();
         const float* s = scores.data_ptr<float>();
         for (std::size_t i = begin; i < end; ++i) out[order[i]] = s[i - begin];
@@ -345,8 +347,8 @@ std::vector<TkTermVectors> TkModel::passage_vectors(std::span<const std::string_
     std::vector<std::vector<std::int64_t>> ids(passages.size());
     for (std::size_t i = 0; i < passages.size(); ++i) {
         auto& tv = out[i];
-        tv.terms = m_impl->tokenizer.words(passages[i],
-                                           static_cast<std::size_t>(c.max_passage_length));
+        tv.terms =
+            m_impl->tokenizer.words(passages[i], static_cast<std::size_t>(c.max_passage_length));
         tv.dim = c.embedding_dim;
         for (std::size_t k = 0; k < tv.terms.size(); ++k) {
             tv.ids.push_back(m_impl->vocab->id(tv.terms[k]));

@@ -4,11 +4,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
-#include <nlohmann/json.hpp>
-
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/checkpoint_format.hpp"
 
@@ -78,8 +78,8 @@ struct TorchScriptStage::Impl {
                 t = t.select(1, 0);
             } else if (t.size(1) >= 2) {
                 if (opt.positive_index >= t.size(1)) {
-                    fail("output has " + std::to_string(t.size(1)) + " columns, positive_index is " +
-                         std::to_string(opt.positive_index));
+                    fail("output has " + std::to_string(t.size(1)) +
+                         " columns, positive_index is " + std::to_string(opt.positive_index));
                 }
                 t = t.select(1, opt.positive_index);
             }
@@ -194,12 +194,14 @@ std::unique_ptr<TorchScriptStage> make_torchscript_stage(const fs::path& path,
             std::vector<fs::path> found;
             for (const auto& e : fs::directory_iterator(path, ec)) {
                 const auto ext = e.path().extension().string();
-                if (e.is_regular_file() && (ext == ".pt" || ext == ".ts" || ext == ".torchscript")) {
+                if (e.is_regular_file() &&
+                    (ext == ".pt" || ext == ".ts" || ext == ".torchscript")) {
                     found.push_back(e.path());
                 }
             }
             if (found.size() != 1) {
-                throw CheckpointError(path.string() + ": expected model.pt or exactly one "
+                throw CheckpointError(path.string() +
+                                      ": expected model.pt or exactly one "
                                       "*.pt/*.ts/*.torchscript file, found " +
                                       std::to_string(found.size()));
             }
@@ -214,9 +216,9 @@ std::unique_ptr<TorchScriptStage> make_torchscript_stage(const fs::path& path,
     if (fs::is_regular_file(cfg, ec)) {
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(read_file(cfg));
-        } catch (const nlohmann::json::exception& e) {
-            throw CheckpointError(cfg.string() + ": invalid JSON: " + e.what());
+            j = read_json_file(cfg);
+        } catch (const ParseError& e) {
+            throw CheckpointError(e.what());
         }
         if (!j.is_object()) throw CheckpointError(cfg.string() + ": expected a JSON object");
         for (auto it = j.begin(); it != j.end(); ++it) {

@@ -17,6 +17,7 @@
 #include "eval/evaluator.hpp"
 #include "eval/gender.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/detail/train_losses.hpp"
 #include "rerank/detail/trainable.hpp"
@@ -243,6 +244,7 @@ fs::path temp_sibling(const fs::path& dst) {
     static std::atomic<unsigned> counter{0};
     fs::path tmp = dst;
     tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    remove_stale_temporaries(dst);  // left by a run killed while writing `dst`
     std::error_code ec;
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp);
@@ -488,7 +490,7 @@ json Session::state_json() const {
 void Session::load_state(const fs::path& dir) {
     json j;
     try {
-        j = json::parse(read_file(dir / "trainer_state.json"));
+        j = read_json_file(dir / "trainer_state.json");
         if (j.at("format") != "plumb-trainer-state") throw CheckpointError("unknown format");
         if (j.at("model") != model_kind_name(m_o.model)) {
             throw CheckpointError(std::string("checkpoint is of model ") +
@@ -516,6 +518,8 @@ void Session::load_state(const fs::path& dir) {
                                   std::to_string(m_stream.served()) + " examples)");
         }
         m_stream.skip(served - m_stream.served());
+    } catch (const ParseError& e) {
+        throw CheckpointError(e.what());
     } catch (const json::exception& e) {
         throw CheckpointError((dir / "trainer_state.json").string() + ": " + e.what());
     }
@@ -534,9 +538,10 @@ void Session::load_state(const fs::path& dir) {
         while (reader.next(line)) {
             if (trim(line).empty()) continue;
             try {
-                auto l = json::parse(line);
+                auto l = parse_json(line, reader.name(), reader.line_number());
                 if (l.value("step", std::uint64_t{0}) <= m_step) m_log.emplace_back(line);
-            } catch (const json::exception&) {
+            } catch (const std::exception&) {
+                // a line cut by a kill: the log is rebuilt from the state's step
             }
         }
     }
@@ -1006,9 +1011,9 @@ TrainReport train_equalizeir(const TrainOptions& options, const StreamFactory& m
         bool done = false;
         if (fs::exists(weak_dir / "report.json") && fs::exists(weak_dir / "best")) {
             try {
-                auto j = json::parse(read_file(weak_dir / "report.json"));
+                auto j = read_json_file(weak_dir / "report.json");
                 done = !j.value("cancelled", true);
-            } catch (const json::exception&) {
+            } catch (const std::exception&) {
                 done = false;
             }
         }

@@ -6,6 +6,7 @@
 #include "index/corpus.hpp"
 #include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 
 namespace {
@@ -42,8 +43,8 @@ void setup(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--output,-o", args->output, "output TREC run")->required();
     cmd->add_option("--plugin", args->plugins, "plugin library to load (repeatable)");
-    cmd->add_option("--threads", args->threads, "queries searched in parallel")
-        ->check(CLI::PositiveNumber);
+    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                   "queries searched in parallel");
     cmd->add_option("--tag", args->tag, "run tag");
     cmd->add_option("--report", args->report,
                     "write the post-filters' per-query measures (bias and utility before and "

@@ -5,7 +5,6 @@
 /// over the library: parse options, call library functions, print.
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -61,6 +60,13 @@ struct PipelineSearchRequest {
 };
 using PipelineSearchHook = std::function<void(const PipelineSearchRequest&)>;
 PipelineSearchHook& pipeline_search_hook();
+
+/// Turns an exception from a library the core CLI does not know (LibTorch's c10::Error) into
+/// the one-line message of a user error; returns "" for exceptions it does not recognise. Set
+/// by the LibTorch module when loaded, so that a shape mismatch in a user's checkpoint reads
+/// "plumb: error: ..." (exit 1), not an internal error with LibTorch's C++ stack trace.
+using ExceptionTranslator = std::function<std::string(const std::exception&)>;
+ExceptionTranslator& exception_translator();
 
 struct CommandRegistrar {
     CommandRegistrar(std::string name, CommandSetup setup) {

@@ -15,6 +15,7 @@
 
 #include "plugin/cli/command.hpp"
 #include "plugin/error.hpp"
+#include "plugin/text_io.hpp"
 
 #ifndef PLUMB_CLI_MODULE_NAME
 #define PLUMB_CLI_MODULE_NAME "libplumb_cli_torch.so"
@@ -33,6 +34,11 @@ std::vector<CommandEntry>& command_table() {
 PipelineSearchHook& pipeline_search_hook() {
     static PipelineSearchHook hook;
     return hook;
+}
+
+ExceptionTranslator& exception_translator() {
+    static ExceptionTranslator translator;
+    return translator;
 }
 
 namespace {
@@ -156,6 +162,17 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
         "post-filters, and an evaluator for effectiveness and bias"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("plumb 0.1.0"));
+    // Limits on untrusted input that apply to every command (given before the command name).
+    app.add_option_function<std::string>(
+           "--max-line-bytes",
+           [](const std::string& v) {
+               const auto n = plumb::parse_byte_size(v);
+               if (!n) throw plumb::UsageError("--max-line-bytes: expected a size such as 512M");
+               plumb::LineReader::set_default_max_line_bytes(*n);
+           },
+           "Longest line any text input may have (bytes, or with K/M/G; default 64M, or "
+           "$PLUMB_MAX_LINE_BYTES); longer lines are errors naming file and line")
+        ->type_name("SIZE");
     auto table = plumb::cli::command_table();  // copy: setups may not reorder the registry
     std::sort(table.begin(), table.end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -216,6 +233,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "plumb: error: out of memory\n");
         return kExitError;
     } catch (const std::exception& e) {
+        if (auto& translate = plumb::cli::exception_translator()) {
+            const std::string message = translate(e);
+            if (!message.empty()) {
+                std::fprintf(stderr, "plumb: error: %s\n", message.c_str());
+                return kExitError;
+            }
+        }
         std::fprintf(stderr, "plumb: internal error: %s\n", e.what());
         return kExitInternal;
     }

@@ -520,8 +520,7 @@ TEST(IndexOpen, AnseriniAnalyzerIsRecordedCheckedAndUsedForQueries) {
     EXPECT_EQ(old_meta.at("analyzer"), "lucene3");
     old_meta.erase("analyzer");
     write_file(dir / "old" / "plumb-index.json", old_meta.dump(2));
-    EXPECT_EQ(pi::Bm25Searcher::open(dir / "old")->index().info().analysis,
-              pi::AnalysisOptions{});
+    EXPECT_EQ(pi::Bm25Searcher::open(dir / "old")->index().info().analysis, pi::AnalysisOptions{});
     old_meta["analyzer"] = "anserini";
     write_file(dir / "old" / "plumb-index.json", old_meta.dump(2));
     try {
@@ -536,7 +535,20 @@ TEST(IndexOpen, AnseriniAnalyzerIsRecordedCheckedAndUsedForQueries) {
 
 TEST(IndexBuild, EmptyCorpusAndEmptyPassages) {
     TempDir dir("empty");
-    pi::build_index(write_file(dir / "e.tsv", ""), dir / "idx");
+    // An empty corpus is an error naming the file (issue 15: it used to give an empty index
+    // with exit 0), and leaves nothing behind ...
+    try {
+        pi::build_index(write_file(dir / "e.tsv", "\n\n"), dir / "idx");
+        ADD_FAILURE() << "an empty corpus was accepted";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_NE(std::string(e.what()).find("e.tsv"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("no documents"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir / "idx"));
+    // ... unless asked for.
+    pi::IndexBuildOptions allow;
+    allow.allow_empty = true;
+    pi::build_index(write_file(dir / "e.tsv", ""), dir / "idx", allow);
     auto s = pi::Bm25Searcher::open(dir / "idx");
     EXPECT_EQ(s->index().size(), 0u);
     EXPECT_TRUE(s->search("anything", 10).empty());

@@ -163,6 +163,6 @@ TEST(SentenceTransformers, UnsupportedModulesAreErrorsNamingTheFile) {
 
     put(dense / "modules.json", "[{");
     msg = message(dense);
-    EXPECT_NE(msg.find((dense / "modules.json").string() + ": invalid JSON"), std::string::npos)
+    EXPECT_NE(msg.find((dense / "modules.json").string() + ":1: invalid JSON"), std::string::npos)
         << msg;
 }
