@@ -169,6 +169,9 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
                const auto n = plumb::parse_byte_size(v);
                if (!n) throw plumb::UsageError("--max-line-bytes: expected a size such as 512M");
                plumb::LineReader::set_default_max_line_bytes(*n);
+               // The LibTorch module holds its own copy of the readers' default: it reads it
+               // from the environment.
+               ::setenv("PLUMB_MAX_LINE_BYTES", std::to_string(*n).c_str(), 1);
            },
            "Longest line any text input may have (bytes, or with K/M/G; default 64M, or "
            "$PLUMB_MAX_LINE_BYTES); longer lines are errors naming file and line")

@@ -111,6 +111,21 @@ TEST(BFloat16, KnownBitPatterns) {
     EXPECT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(std::nanf("")))));
 }
 
+TEST(Safetensors, DuplicateTensorNamesAreAnError) {
+    // Two entries named "a" (issue 15: the second silently replaced the first).
+    const std::string header = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                               R"("a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+    auto p = raw_file("dup.safetensors", header, f32_bytes({1.0f, 2.0f}));
+    try {
+        SafetensorsFile f(p);
+        ADD_FAILURE() << "duplicate tensor names accepted";
+    } catch (const plumb::CheckpointError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("dup.safetensors"), std::string::npos) << m;
+        EXPECT_NE(m.find("duplicate key \"a\""), std::string::npos) << m;
+    }
+}
+
 TEST(Safetensors, ReadsHandWrittenFile) {
     // a: F32 [2,2] at [0,16); h: F16 [3] at [16,22); b: BF16 [1] at [22,24); i: I64 [2] at [24,40)
     const std::string header =
