@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <limits>
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
 
 namespace plumb::debias {
@@ -95,6 +98,26 @@ PostFilterReport BiasBalance::apply_with_report(const Query&, RankedList& list) 
     }
     r.changed = changed;
     return r;
+}
+
+std::shared_ptr<const PostFilter> BiasBalance::from_config(const nlohmann::json& c,
+                                                         StageContext& ctx) {
+    const std::string where = "post-filter \"bias_balance\"";
+    check_keys(c, kCommonFilterKeys, {"budget", "depth"}, where);
+    auto common = common_filter_config(c, ctx, where);
+    BiasBalanceOptions o;
+    o.k = common.k;
+    if (auto b = c.find("budget"); b != c.end() && b->is_string()) {
+        const auto s = b->get<std::string>();
+        if (s != "inf" && s != "infinity") {
+            throw ConfigError(where + ": \"budget\" must be a number or \"inf\"");
+        }
+        o.budget = std::numeric_limits<double>::infinity();
+    } else {
+        o.budget = config_double(c, "budget", 0.0, where);
+    }
+    o.depth = config_size(c, "depth", 0, where);
+    return std::make_shared<const BiasBalance>(o, std::move(common.bias));
 }
 
 }  // namespace plumb::debias

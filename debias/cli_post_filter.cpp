@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "debias/post_filters.hpp"
-#include "eval/run.hpp"
+#include "eval/run_retriever.hpp"
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
+#include "plugin/pipeline.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
 
@@ -99,25 +100,34 @@ json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
     return cfg;
 }
 
+/// A measure of a post-filter's report by name (0 when absent).
+double measure(const plumb::StageMeasures& m, std::string_view name) {
+    for (const auto& [k, v] : m) {
+        if (k == name) return v;
+    }
+    return 0.0;
+}
+
 void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
     json cfg = build_config(a, cmd);
     if (!a.bias_file.empty()) cfg["bias_file"] = a.bias_file;
     if (!a.words.empty()) cfg["words"] = a.words;
     if (!a.variant.empty()) cfg["variant"] = a.variant;
 
-    const auto run = plumb::eval::read_run(a.run);
-    plumb::debias::PostFilterResources res;
-    const std::string type = cfg.value("type", std::string());
+    // The run is the pipeline's first stage; the filter is built by its registered factory.
+    const auto run = plumb::eval::RunRetriever::open(a.run);
+    plumb::StageContext ctx;
+    const std::string type = cfg.is_object() ? cfg.value("type", std::string()) : std::string();
     const bool needs_text = type == "dedup" || type == "near_duplicates" || cfg.contains("words");
     if (!a.corpus.empty() && !a.index.empty()) {
         throw plumb::InvalidArgument("debias post-filter: give --corpus or --index, not both");
     }
     if (!a.index.empty()) {
-        res.bias.documents = plumb::index::PassageIndex::open(a.index);
+        ctx.set_documents(plumb::index::PassageIndex::open(a.index));
     } else if (!a.corpus.empty()) {
         std::unordered_set<std::string> wanted;
-        for (const auto& q : run.queries) {
-            for (const auto& d : q.docs) wanted.emplace(q.docid(d));
+        for (const auto& list : run->retrieve(run->queries(), run->max_depth())) {
+            for (const auto& c : list.candidates) wanted.emplace(c.docid);
         }
         auto source = std::make_shared<MapSource>();
         plumb::index::CorpusReaderOptions o;
@@ -128,44 +138,34 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
         while (reader.next(doc)) {
             if (wanted.count(doc.id)) source->texts[doc.id] = doc.text;
         }
-        res.bias.documents = source;
+        ctx.set_documents(source);
     } else if (needs_text) {
         throw plumb::InvalidArgument("debias post-filter: filter '" + type +
                                      "' needs passage text: give --corpus or --index");
     }
-    const auto filter = plumb::debias::make_bias_post_filter(cfg.dump(), res);
-
-    std::vector<plumb::RankedList> lists;
-    lists.reserve(run.queries.size());
-    for (const auto& q : run.queries) {
-        // trec_eval order: score descending, ties by docid descending.
-        std::vector<const plumb::eval::RunDoc*> docs;
-        for (const auto& d : q.docs) docs.push_back(&d);
-        std::stable_sort(docs.begin(), docs.end(), [&](const auto* x, const auto* y) {
-            if (x->score != y->score) return x->score > y->score;
-            return q.docid(*x) > q.docid(*y);
-        });
-        plumb::RankedList l;
-        l.qid = q.qid;
-        for (const auto* d : docs) {
-            plumb::Candidate c;
-            c.docid = std::string(q.docid(*d));
-            c.score = static_cast<float>(d->score);
-            l.candidates.push_back(std::move(c));
-        }
-        lists.push_back(std::move(l));
-    }
+    plumb::PipelineSpec spec;
+    spec.first_stage = run;
+    spec.post_filters.push_back(plumb::debias::make_post_filter(cfg, ctx));
+    spec.k = std::max<std::size_t>(1, run->max_depth());
+    spec.candidates = spec.k;
+    const plumb::Pipeline pipeline(std::move(spec));
+    const std::string filter_name = pipeline.spec().post_filters.front()->name();
 
     plumb::cli::ProgressBar bar("post-filter", "queries", !a.quiet);
-    auto progress = bar.callback();
-    std::vector<plumb::debias::PostFilterReport> reports;
-    reports.reserve(lists.size());
-    for (std::size_t i = 0; i < lists.size(); ++i) {
-        reports.push_back(filter->apply_with_report(plumb::Query{lists[i].qid, ""}, lists[i]));
-        if (progress) progress(i + 1, lists.size());
-    }
+    plumb::BatchOptions batch;
+    batch.progress = bar.callback();
+    auto results = pipeline.search_batch(run->queries(), batch);
     bar.finish();
-    plumb::write_trec_run(a.output, lists, a.tag.empty() ? run.run_id : a.tag);
+    std::vector<plumb::RankedList> lists;
+    std::vector<plumb::StageMeasures> reports;
+    lists.reserve(results.size());
+    reports.reserve(results.size());
+    for (auto& r : results) {
+        lists.push_back(std::move(r.list));
+        reports.push_back(r.reports.empty() ? plumb::StageMeasures{}
+                                            : std::move(r.reports.front().measures));
+    }
+    plumb::write_trec_run(a.output, lists, a.tag.empty() ? run->run_id() : a.tag);
 
     if (!a.report.empty()) {
         plumb::AtomicFile out(a.report);
@@ -175,12 +175,17 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
             "missing_bias\n");
         for (std::size_t i = 0; i < reports.size(); ++i) {
             const auto& r = reports[i];
+            auto count = [&](const char* m) {
+                return static_cast<std::size_t>(measure(r, m));
+            };
             out.write(fmt::format(
                 "{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\t{}\t{}\t{}"
                 "\t{:.17g}\t{}\n",
-                lists[i].qid, r.before.bias, r.after.bias, r.before.utility, r.after.utility,
-                r.before.dcg, r.after.dcg, r.before.protected_count, r.after.protected_count,
-                r.feasible ? 1 : 0, r.removed, r.score_loss, r.missing_bias));
+                lists[i].qid, measure(r, "bias_before"), measure(r, "bias_after"),
+                measure(r, "utility_before"), measure(r, "utility_after"),
+                measure(r, "dcg_before"), measure(r, "dcg_after"), count("protected_before"),
+                count("protected_after"), count("feasible"), count("removed"),
+                measure(r, "score_loss"), count("missing_bias")));
         }
         out.commit();
     }
@@ -188,27 +193,29 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
     double bb = 0, ba = 0, abb = 0, aba = 0, ub = 0, ua = 0, db = 0, da = 0;
     std::size_t changed = 0, infeasible = 0, removed = 0, missing = 0;
     for (const auto& r : reports) {
-        bb += r.before.bias;
-        ba += r.after.bias;
-        abb += std::abs(r.before.bias);
-        aba += std::abs(r.after.bias);
-        ub += r.before.utility;
-        ua += r.after.utility;
-        db += r.before.dcg;
-        da += r.after.dcg;
-        changed += r.changed;
-        infeasible += !r.feasible;
-        removed += r.removed;
-        missing += r.missing_bias;
+        bb += measure(r, "bias_before");
+        ba += measure(r, "bias_after");
+        abb += std::abs(measure(r, "bias_before"));
+        aba += std::abs(measure(r, "bias_after"));
+        ub += measure(r, "utility_before");
+        ua += measure(r, "utility_after");
+        db += measure(r, "dcg_before");
+        da += measure(r, "dcg_after");
+        changed += measure(r, "changed") != 0.0;
+        infeasible += measure(r, "feasible") == 0.0;
+        removed += static_cast<std::size_t>(measure(r, "removed"));
+        missing += static_cast<std::size_t>(measure(r, "missing_bias"));
     }
     const double n = reports.empty() ? 1.0 : static_cast<double>(reports.size());
-    std::printf("filter %s  k %zu  queries %zu  changed %zu\n", filter->name().c_str(),
-                reports.empty() ? std::size_t{0} : reports.front().k, reports.size(), changed);
+    std::printf("filter %s  k %zu  queries %zu  changed %zu\n", filter_name.c_str(),
+                reports.empty() ? std::size_t{0}
+                                : static_cast<std::size_t>(measure(reports.front(), "k")),
+                reports.size(), changed);
     std::printf("RaB bias  before %.6f  after %.6f   |RaB| before %.6f  after %.6f\n", bb / n,
                 ba / n, abb / n, aba / n);
     std::printf("utility   before %.6f  after %.6f   DCG before %.6f  after %.6f\n", ub / n, ua / n,
                 db / n, da / n);
-    if (type == "fair_topk") std::printf("infeasible queries %zu\n", infeasible);
+    if (filter_name == "fair_topk") std::printf("infeasible queries %zu\n", infeasible);
     if (removed) std::printf("near-duplicates removed %zu\n", removed);
     if (missing) std::printf("top-k passages without a bias value %zu\n", missing);
 }

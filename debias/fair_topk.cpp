@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
 
 namespace plumb::debias {
@@ -185,6 +187,24 @@ PostFilterReport FairTopK::apply_with_report(const Query&, RankedList& list) con
     r.after.protected_count = count_protected(identity);
     if (r.changed) rewrite_scores(cands, name());
     return r;
+}
+
+std::shared_ptr<const PostFilter> FairTopK::from_config(const nlohmann::json& c,
+                                                      StageContext& ctx) {
+    const std::string where = "post-filter \"fair_topk\"";
+    check_keys(c, kCommonFilterKeys, {"p", "alpha", "adjust_alpha", "protected"}, where);
+    auto common = common_filter_config(c, ctx, where);
+    FairTopKOptions o;
+    o.k = common.k;
+    o.p = config_double(c, "p", o.p, where);
+    o.alpha = config_double(c, "alpha", o.alpha, where);
+    o.adjust_alpha = config_bool(c, "adjust_alpha", o.adjust_alpha, where);
+    try {
+        o.group = parse_protected_group(config_string(c, "protected", "female", where));
+    } catch (const InvalidArgument& e) {
+        throw ConfigError(where + ": " + e.what());
+    }
+    return std::make_shared<const FairTopK>(std::move(o), std::move(common.bias));
 }
 
 }  // namespace plumb::debias

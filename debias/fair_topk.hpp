@@ -25,6 +25,7 @@
 /// Utility loss is the report's before - after sum of scores (and DCG) over the top-k.
 
 #include <cstddef>
+#include <memory>
 #include <functional>
 #include <string>
 #include <vector>
@@ -70,6 +71,12 @@ public:
     FairTopK(FairTopKOptions options, PassageBias bias);
 
     std::string name() const override { return "fair_topk"; }
+
+    /// The filter described by a pipeline configuration (the keys of kCommonFilterKeys plus
+    /// its own, see the file comment); registered as a post-filter type by
+    /// debias::register_post_filters(). ConfigError / InvalidArgument on bad values.
+    static std::shared_ptr<const PostFilter> from_config(const nlohmann::json& config,
+                                                         StageContext& ctx);
     PostFilterReport apply_with_report(const Query& query, RankedList& list) const override;
 
     /// m(1..k) in use (adjusted when adjust_alpha).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
 #include "plugin/hash.hpp"
 
@@ -120,6 +122,20 @@ PostFilterReport NearDuplicates::apply_with_report(const Query&, RankedList& lis
     r.after = summarize_ranking(cands, r.k, m_bias);
     if (r.changed && m_options.demote) rewrite_scores(cands, name());
     return r;
+}
+
+std::shared_ptr<const PostFilter> NearDuplicates::from_config(const nlohmann::json& c,
+                                                            StageContext& ctx) {
+    const std::string where = "post-filter \"near_duplicates\"";
+    check_keys(c, kCommonFilterKeys, {"shingle", "threshold", "demote", "depth"}, where);
+    auto common = common_filter_config(c, ctx, where);
+    NearDuplicateOptions o;
+    o.k = common.k;
+    o.shingle = config_size(c, "shingle", 3, where);
+    o.threshold = config_double(c, "threshold", 0.9, where);
+    o.demote = config_bool(c, "demote", false, where);
+    o.depth = config_size(c, "depth", 1000, where);
+    return std::make_shared<const NearDuplicates>(o, std::move(common.bias));
 }
 
 }  // namespace plumb::debias

@@ -48,6 +48,12 @@ public:
     NearDuplicates(NearDuplicateOptions options, PassageBias bias = {});
 
     std::string name() const override { return "near_duplicates"; }
+
+    /// The filter described by a pipeline configuration (the keys of kCommonFilterKeys plus
+    /// its own, see the file comment); registered as a post-filter type by
+    /// debias::register_post_filters(). ConfigError / InvalidArgument on bad values.
+    static std::shared_ptr<const PostFilter> from_config(const nlohmann::json& config,
+                                                         StageContext& ctx);
     PostFilterReport apply_with_report(const Query& query, RankedList& list) const override;
 
 private:

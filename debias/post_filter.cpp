@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
+
+#include "plugin/error.hpp"
 
 namespace plumb::debias {
 
@@ -41,6 +44,56 @@ double PostFilterReport::abs_bias_change() const noexcept {
 
 void BiasPostFilter::apply(const Query& query, RankedList& list) const {
     (void)apply_with_report(query, list);
+}
+
+StageMeasures BiasPostFilter::apply_measured(const Query& query, RankedList& list) const {
+    return measures_of(apply_with_report(query, list));
+}
+
+StageMeasures measures_of(const PostFilterReport& r) {
+    auto d = [](auto v) { return static_cast<double>(v); };
+    return {{"k", d(r.k)},
+            {"bias_before", r.before.bias},
+            {"bias_after", r.after.bias},
+            {"utility_before", r.before.utility},
+            {"utility_after", r.after.utility},
+            {"dcg_before", r.before.dcg},
+            {"dcg_after", r.after.dcg},
+            {"protected_before", d(r.before.protected_count)},
+            {"protected_after", d(r.after.protected_count)},
+            {"changed", r.changed ? 1.0 : 0.0},
+            {"feasible", r.feasible ? 1.0 : 0.0},
+            {"removed", d(r.removed)},
+            {"score_loss", r.score_loss},
+            {"missing_bias", d(r.missing_bias)}};
+}
+
+CommonFilterConfig common_filter_config(const nlohmann::json& c, StageContext& ctx,
+                                        const std::string& where) {
+    CommonFilterConfig out;
+    out.k = config_size(c, "k", out.k, where);
+    config_string(c, "name", "", where);
+    config_string(c, "description", "", where);
+    out.bias.documents = ctx.documents();
+    const std::string variant = config_string(c, "variant", "", where);
+    std::optional<eval::BiasVariant> expected;
+    if (!variant.empty()) {
+        try {
+            out.bias.variant = eval::parse_bias_variant(variant);
+        } catch (const InvalidArgument& e) {
+            throw ConfigError(where + ": " + e.what());
+        }
+        expected = out.bias.variant;
+    }
+    if (auto f = config_string(c, "bias_file", "", where); !f.empty()) {
+        out.bias.table = std::make_shared<const eval::BiasTable>(
+            eval::read_bias_file(ctx.resolve(f), expected));
+    }
+    if (auto f = config_string(c, "words", "", where); !f.empty()) {
+        out.bias.words = std::make_shared<const eval::GenderWordList>(
+            eval::GenderWordList::load(ctx.resolve(f)));
+    }
+    return out;
 }
 
 RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t k,

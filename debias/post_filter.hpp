@@ -32,8 +32,13 @@
 #include <string>
 #include <vector>
 
+#include <array>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+
 #include "eval/gender.hpp"
 #include "plugin/document_source.hpp"
+#include "plugin/registry.hpp"
 #include "plugin/stage.hpp"
 #include "plugin/types.hpp"
 
@@ -88,12 +93,39 @@ struct PostFilterReport {
 };
 
 /// Base of the bias-aware post-filters: apply() = apply_with_report() without the report.
+/// A filter reports itself: apply_measured() returns its PostFilterReport as the stage's
+/// measures (measures_of()), which a Pipeline keeps in SearchResult::reports.
 class BiasPostFilter : public PostFilter {
 public:
     void apply(const Query& query, RankedList& list) const final;
+    StageMeasures apply_measured(const Query& query, RankedList& list) const final;
     /// Filters `list` in place and reports bias and utility before and after.
     virtual PostFilterReport apply_with_report(const Query& query, RankedList& list) const = 0;
 };
+
+/// A report as named stage measures: k, bias_before, bias_after, utility_before,
+/// utility_after, dcg_before, dcg_after, protected_before, protected_after, changed, feasible,
+/// removed, score_loss, missing_bias (counts and flags as numbers).
+StageMeasures measures_of(const PostFilterReport& report);
+
+// ---- configuration (one factory per filter: each filter's from_config) ---------------------
+
+/// Keys every bias-aware filter accepts besides its own: "k" (cutoff, default 10), "bias_file"
+/// (docid<TAB>bias<TAB>female<TAB>male), "words" (gender word list `word,f|m`, for magnitudes
+/// computed from passage text), "variant" ("tc" default, "tf", "bool"), "name" and
+/// "description" (accepted, ignored).
+inline constexpr std::array<std::string_view, 6> kCommonFilterKeys = {
+    "k", "bias_file", "words", "variant", "name", "description"};
+
+/// The common keys of a filter's configuration: the cutoff and the passage-bias source (files
+/// resolved against ctx.base_dir(), passage text from ctx.documents()). ConfigError on a wrong
+/// type or variant; IoError / ParseError from the files.
+struct CommonFilterConfig {
+    std::size_t k = 10;
+    PassageBias bias;
+};
+CommonFilterConfig common_filter_config(const nlohmann::json& config, StageContext& ctx,
+                                        const std::string& where);
 
 /// RaB@k bias and utility of `list` (scores = candidate scores; `bias` for the triples).
 /// `missing` (if given) is incremented for each top-k candidate without a bias value.

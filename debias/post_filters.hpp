@@ -1,8 +1,9 @@
 #pragma once
 /// \file post_filters.hpp
-/// Factory of the bias-aware post-filters from a small JSON configuration (no JSON types in this
-/// header). The filters themselves: debias/fair_topk.hpp, debias/bias_balance.hpp,
-/// debias/near_duplicates.hpp (common definitions in debias/post_filter.hpp).
+/// The bias-aware post-filters as pipeline stages: each filter's own factory (from_config in
+/// debias/fair_topk.hpp, debias/bias_balance.hpp, debias/near_duplicates.hpp) registered by type
+/// name. plumb::register_builtins() calls register_post_filters(); `plumb debias post-filter`
+/// uses a registry with only these.
 ///
 /// Configuration: one JSON object; "type" selects the filter, the other keys are optional:
 ///   common       "k" (cutoff, default 10), "bias_file" (docid<TAB>bias<TAB>female<TAB>male),
@@ -18,32 +19,27 @@
 ///                "depth" (1000)
 /// e.g. {"type": "fair_topk", "p": 0.5, "alpha": 0.1, "k": 10, "protected": "female",
 ///       "bias_file": "bias.tsv"}.
-/// Relative paths are resolved against PostFilterResources::base_dir. A file named in the
-/// configuration replaces the corresponding default of the resources. Invalid JSON, a missing or
-/// unknown "type", unknown keys and wrong value types throw ConfigError; out-of-range values throw
-/// InvalidArgument (from the filter constructors); unreadable or malformed files throw IoError /
-/// ParseError.
+/// Relative paths are resolved against StageContext::base_dir(); passage text comes from
+/// StageContext::documents(). A missing or unknown "type", unknown keys and wrong value types
+/// throw ConfigError; out-of-range values throw InvalidArgument (from the filter constructors);
+/// unreadable or malformed files throw IoError / ParseError.
+///
+/// Adding a filter: a class deriving from BiasPostFilter with a static from_config() in its own
+/// file, and one line in register_post_filters().
 
-#include <filesystem>
 #include <memory>
-#include <string_view>
+#include <nlohmann/json_fwd.hpp>
 
 #include "debias/post_filter.hpp"
+#include "plugin/registry.hpp"
 
 namespace plumb::debias {
 
-/// Defaults and shared resources for the factory.
-struct PostFilterResources {
-    std::filesystem::path base_dir;  ///< for relative paths in the configuration
-    PassageBias bias;                ///< default bias source (table, words, documents)
-};
+/// Registers fair_topk, bias_balance (alias balance) and near_duplicates (alias dedup).
+void register_post_filters(Registry& registry);
 
-/// Builds the filter described by `json_config` (see above).
-std::unique_ptr<BiasPostFilter> make_bias_post_filter(std::string_view json_config,
-                                                      const PostFilterResources& resources = {});
-
-/// Same, as a plain pipeline stage.
-std::unique_ptr<PostFilter> make_post_filter(std::string_view json_config,
-                                             const PostFilterResources& resources = {});
+/// The filter described by `config`, for hosts that apply one filter without a pipeline
+/// (a registry with register_post_filters()).
+std::shared_ptr<const PostFilter> make_post_filter(const nlohmann::json& config, StageContext& ctx);
 
 }  // namespace plumb::debias

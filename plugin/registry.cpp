@@ -262,17 +262,36 @@ std::string Registry::load_library(const std::filesystem::path& path) {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-void check_keys(const json& config, std::initializer_list<std::string_view> allowed,
-                const std::string& where) {
+namespace {
+void check_keys_in(const json& config, std::span<const std::string_view> common,
+                   std::span<const std::string_view> own, const std::string& where) {
     if (!config.is_object()) throw ConfigError(where + ": configuration must be a JSON object");
+    auto known_key = [&](const std::string& k) {
+        return std::find(common.begin(), common.end(), k) != common.end() ||
+               std::find(own.begin(), own.end(), k) != own.end();
+    };
     for (auto it = config.begin(); it != config.end(); ++it) {
-        if (it.key() == "type") continue;
-        if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+        if (it.key() == "type" || known_key(it.key())) continue;
         std::string known;
-        for (auto k : allowed) known += (known.empty() ? "" : ", ") + std::string(k);
+        for (auto list : {own, common}) {  // spans
+            for (auto k : list) known += (known.empty() ? "" : ", ") + std::string(k);
+        }
         throw ConfigError(where + ": unknown key \"" + it.key() +
                           "\" (known: " + (known.empty() ? "none" : known) + ")");
     }
+}
+}  // namespace
+
+void check_keys(const json& config, std::initializer_list<std::string_view> allowed,
+                const std::string& where) {
+    check_keys_in(config, {}, std::span<const std::string_view>(allowed.begin(), allowed.size()),
+                  where);
+}
+
+void check_keys(const json& config, std::span<const std::string_view> common,
+                std::initializer_list<std::string_view> own, const std::string& where) {
+    check_keys_in(config, common, std::span<const std::string_view>(own.begin(), own.size()),
+                  where);
 }
 
 namespace {

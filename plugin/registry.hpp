@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -124,6 +125,9 @@ private:
 /// `allowed` ("type" is always allowed). ConfigError when `config` is not an object.
 void check_keys(const nlohmann::json& config, std::initializer_list<std::string_view> allowed,
                 const std::string& where);
+/// Same with two lists: keys a family of stages shares and the stage's own.
+void check_keys(const nlohmann::json& config, std::span<const std::string_view> common,
+                std::initializer_list<std::string_view> own, const std::string& where);
 /// Typed optional values; ConfigError naming `where` and the key on a wrong type.
 std::string config_string(const nlohmann::json& config, const std::string& key,
                           const std::string& fallback, const std::string& where);

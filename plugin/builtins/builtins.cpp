@@ -225,47 +225,6 @@ std::shared_ptr<const RerankStage> make_torchscript(const json& c, StageContext&
                                           o);
 }
 
-/// A bias-aware post-filter whose report (bias and utility before and after) becomes the
-/// stage's measures in SearchResult::reports.
-class ReportingBiasFilter : public PostFilter {
-public:
-    explicit ReportingBiasFilter(std::unique_ptr<debias::BiasPostFilter> filter)
-        : m_filter(std::move(filter)) {}
-    std::string name() const override { return m_filter->name(); }
-    void apply(const Query& query, RankedList& list) const override {
-        m_filter->apply(query, list);
-    }
-    StageMeasures apply_measured(const Query& query, RankedList& list) const override {
-        const debias::PostFilterReport r = m_filter->apply_with_report(query, list);
-        auto d = [](auto v) { return static_cast<double>(v); };
-        return {{"k", d(r.k)},
-                {"bias_before", r.before.bias},
-                {"bias_after", r.after.bias},
-                {"utility_before", r.before.utility},
-                {"utility_after", r.after.utility},
-                {"dcg_before", r.before.dcg},
-                {"dcg_after", r.after.dcg},
-                {"protected_before", d(r.before.protected_count)},
-                {"protected_after", d(r.after.protected_count)},
-                {"changed", r.changed ? 1.0 : 0.0},
-                {"feasible", r.feasible ? 1.0 : 0.0},
-                {"removed", d(r.removed)},
-                {"score_loss", r.score_loss},
-                {"missing_bias", d(r.missing_bias)}};
-    }
-
-private:
-    std::unique_ptr<debias::BiasPostFilter> m_filter;
-};
-
-std::shared_ptr<const PostFilter> make_bias_filter(const json& c, StageContext& ctx) {
-    debias::PostFilterResources resources;
-    resources.base_dir = ctx.base_dir();
-    resources.bias.documents = ctx.documents();
-    return std::make_shared<ReportingBiasFilter>(
-        debias::make_bias_post_filter(c.dump(), resources));
-}
-
 }  // namespace
 
 void register_builtins(Registry& registry) {
@@ -276,9 +235,7 @@ void register_builtins(Registry& registry) {
     registry.add_rerank("cat", make_cat);
     registry.add_rerank("dot", make_dot);
     registry.add_rerank("torchscript", make_torchscript);
-    for (const char* type : {"fair_topk", "bias_balance", "balance", "near_duplicates", "dedup"}) {
-        registry.add_post_filter(type, make_bias_filter);
-    }
+    debias::register_post_filters(registry);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "debias/post_filters.hpp"
 #include "debias_test_util.hpp"
 #include "plugin/error.hpp"
+#include "plugin/json.hpp"
 
 using namespace plumb;
 using namespace plumb::debias;
@@ -487,62 +489,66 @@ TEST(NearDuplicates, MissingTextAndBadOptions) {
 
 // ---------------------------------------------------------------- factory
 
+/// A filter from JSON text through the registered factories (relative paths against `dir`).
+std::shared_ptr<const PostFilter> make(std::string_view json_text,
+                                       const debias_test::fs::path& dir = {}) {
+    StageContext ctx(dir);
+    return make_post_filter(plumb::parse_json(json_text, "config"), ctx);
+}
+
 TEST(PostFilterFactory, BuildsFromJson) {
     auto dir = debias_test::temp_dir();
     debias_test::write(dir / "bias.tsv",
                        "# plumb-gender-bias v1 variant=tc\nn1\t0\t0\t0\nf2\t1\t1\t0\nn3\t0\t0\t0\n"
                        "n4\t0\t0\t0\nf5\t2\t2\t0\n");
-    PostFilterResources res;
-    res.base_dir = dir;
-    auto f = make_bias_post_filter(
-        R"({"type": "fair_topk", "p": 0.5, "alpha": 0.1, "k": 4, "protected": "female",
-            "adjust_alpha": false, "bias_file": "bias.tsv", "variant": "tc"})",
-        res);
+    auto f = make(R"({"type": "fair_topk", "p": 0.5, "alpha": 0.1, "k": 4, "protected": "female",
+                      "adjust_alpha": false, "bias_file": "bias.tsv", "variant": "tc"})",
+                  dir);
     EXPECT_EQ(f->name(), "fair_topk");
-    auto* fair = dynamic_cast<FairTopK*>(f.get());
+    const auto* fair = dynamic_cast<const FairTopK*>(f.get());
     ASSERT_NE(fair, nullptr);
     EXPECT_EQ(fair->mtable(), (std::vector<std::size_t>{0, 0, 0, 1}));
     RankedList l;
     l.qid = "q";
     for (const char* id : {"n1", "n3", "n4", "x9", "f2"})
         l.candidates.push_back({id, 1.0f, "", {}});
-    std::unique_ptr<PostFilter> as_stage = make_post_filter(
-        R"({"type": "fair_topk", "k": 4, "adjust_alpha": false, "bias_file": "bias.tsv"})", res);
-    as_stage->apply(kQuery, l);
+    auto as_stage =
+        make(R"({"type": "fair_topk", "k": 4, "adjust_alpha": false, "bias_file": "bias.tsv"})",
+             dir);
+    // The filter reports itself: its measures are the report (k, bias before/after, ...).
+    const StageMeasures m = as_stage->apply_measured(kQuery, l);
     EXPECT_EQ(ids(l), (std::vector<std::string>{"n1", "n3", "n4", "f2", "x9"}));
+    ASSERT_FALSE(m.empty());
+    EXPECT_EQ(m.front(), (std::pair<std::string, double>{"k", 4.0}));
 
-    EXPECT_EQ(make_bias_post_filter(
-                  R"({"type": "balance", "budget": "inf", "bias_file": "bias.tsv"})", res)
-                  ->name(),
+    EXPECT_EQ(make(R"({"type": "balance", "budget": "inf", "bias_file": "bias.tsv"})", dir)->name(),
               "bias_balance");
-    EXPECT_EQ(make_bias_post_filter(R"({"type": "dedup", "threshold": 0.8, "shingle": 2})")->name(),
+    EXPECT_EQ(make(R"({"type": "dedup", "threshold": 0.8, "shingle": 2})")->name(),
               "near_duplicates");
     debias_test::fs::remove_all(dir);
 }
 
 TEST(PostFilterFactory, BadConfigurations) {
-    EXPECT_THROW(make_post_filter("{not json"), ConfigError);
-    EXPECT_THROW(make_post_filter("[1]"), ConfigError);
-    EXPECT_THROW(make_post_filter(R"({"k": 3})"), ConfigError);
-    EXPECT_THROW(make_post_filter(R"({"type": "magic"})"), ConfigError);
-    EXPECT_THROW(make_post_filter(R"({"type": "dedup", "treshold": 0.5})"), ConfigError);
-    EXPECT_THROW(make_post_filter(R"({"type": "dedup", "threshold": "high"})"), ConfigError);
-    EXPECT_THROW(make_post_filter(R"({"type": "dedup", "threshold": 1.5})"), InvalidArgument);
-    EXPECT_THROW(make_post_filter(R"({"type": "balance", "budget": 1})"), InvalidArgument);
-    EXPECT_THROW(make_post_filter(R"({"type": "fair_topk", "protected": "x", "words": "w"})"),
+    EXPECT_THROW(make("{not json"), ParseError);
+    EXPECT_THROW(make("[1]"), ConfigError);
+    EXPECT_THROW(make(R"({"k": 3})"), ConfigError);
+    EXPECT_THROW(make(R"({"type": "magic"})"), ConfigError);
+    EXPECT_THROW(make(R"({"type": "dedup", "treshold": 0.5})"), ConfigError);
+    EXPECT_THROW(make(R"({"type": "dedup", "threshold": "high"})"), ConfigError);
+    EXPECT_THROW(make(R"({"type": "dedup", "threshold": 1.5})"), InvalidArgument);
+    EXPECT_THROW(make(R"({"type": "balance", "budget": 1})"), InvalidArgument);
+    EXPECT_THROW(make(R"({"type": "balance", "budget": "lots"})"), ConfigError);
+    EXPECT_THROW(make(R"({"type": "fair_topk", "protected": "x", "words": "w"})"),
                  std::exception);
     auto dir = debias_test::temp_dir();
     debias_test::write(dir / "bad.tsv", "d1\t0\t0\t0\nd2\t1\tx\t0\n");
-    PostFilterResources res;
-    res.base_dir = dir;
     try {
-        make_post_filter(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", res);
+        make(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", dir);
         FAIL() << "no throw";
     } catch (const ParseError& e) {
         EXPECT_NE(std::string(e.what()).find("bad.tsv:2"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(make_post_filter(R"({"type": "fair_topk", "bias_file": "missing.tsv"})", res),
-                 IoError);
+    EXPECT_THROW(make(R"({"type": "fair_topk", "bias_file": "missing.tsv"})", dir), IoError);
     debias_test::fs::remove_all(dir);
 }
 
