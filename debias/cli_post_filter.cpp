@@ -16,8 +16,7 @@
 
 #include "debias/post_filters.hpp"
 #include "eval/run_retriever.hpp"
-#include "index/corpus.hpp"
-#include "index/passage_index.hpp"
+#include "index/document_sources.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
@@ -33,18 +32,6 @@ using nlohmann::json;
 CLI::App& debias_app(CLI::App& app) {
     return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
 }
-
-/// Passage texts of the docids of a run, read from a corpus file.
-class MapSource : public plumb::DocumentSource {
-public:
-    std::unordered_map<std::string, std::string> texts;
-    std::optional<std::string> text(std::string_view docid) const override {
-        auto it = texts.find(std::string(docid));
-        if (it == texts.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return texts.size(); }
-};
 
 struct PostFilterArgs {
     std::string run, output, filter, config, bias_file, words, variant, corpus, format, index;
@@ -122,23 +109,14 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
     if (!a.corpus.empty() && !a.index.empty()) {
         throw plumb::InvalidArgument("debias post-filter: give --corpus or --index, not both");
     }
-    if (!a.index.empty()) {
-        ctx.set_documents(plumb::index::PassageIndex::open(a.index));
-    } else if (!a.corpus.empty()) {
+    if (!a.index.empty() || !a.corpus.empty()) {
         std::unordered_set<std::string> wanted;
-        for (const auto& list : run->retrieve(run->queries(), run->max_depth())) {
-            for (const auto& c : list.candidates) wanted.emplace(c.docid);
+        if (!a.corpus.empty()) {
+            for (const auto& list : run->retrieve(run->queries(), run->max_depth())) {
+                for (const auto& c : list.candidates) wanted.emplace(c.docid);
+            }
         }
-        auto source = std::make_shared<MapSource>();
-        plumb::index::CorpusReaderOptions o;
-        o.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                    : plumb::index::parse_corpus_format(a.format);
-        plumb::index::CorpusReader reader(a.corpus, o);
-        plumb::index::Document doc;
-        while (reader.next(doc)) {
-            if (wanted.count(doc.id)) source->texts[doc.id] = doc.text;
-        }
-        ctx.set_documents(source);
+        ctx.set_documents(plumb::index::open_document_source(a.index, a.corpus, &wanted, a.format));
     } else if (needs_text) {
         throw plumb::InvalidArgument("debias post-filter: filter '" + type +
                                      "' needs passage text: give --corpus or --index");
@@ -175,17 +153,15 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
             "missing_bias\n");
         for (std::size_t i = 0; i < reports.size(); ++i) {
             const auto& r = reports[i];
-            auto count = [&](const char* m) {
-                return static_cast<std::size_t>(measure(r, m));
-            };
+            auto count = [&](const char* m) { return static_cast<std::size_t>(measure(r, m)); };
             out.write(fmt::format(
                 "{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\t{}\t{}\t{}"
                 "\t{:.17g}\t{}\n",
                 lists[i].qid, measure(r, "bias_before"), measure(r, "bias_after"),
-                measure(r, "utility_before"), measure(r, "utility_after"),
-                measure(r, "dcg_before"), measure(r, "dcg_after"), count("protected_before"),
-                count("protected_after"), count("feasible"), count("removed"),
-                measure(r, "score_loss"), count("missing_bias")));
+                measure(r, "utility_before"), measure(r, "utility_after"), measure(r, "dcg_before"),
+                measure(r, "dcg_after"), count("protected_before"), count("protected_after"),
+                count("feasible"), count("removed"), measure(r, "score_loss"),
+                count("missing_bias")));
         }
         out.commit();
     }
@@ -207,10 +183,10 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
         missing += static_cast<std::size_t>(measure(r, "missing_bias"));
     }
     const double n = reports.empty() ? 1.0 : static_cast<double>(reports.size());
-    std::printf("filter %s  k %zu  queries %zu  changed %zu\n", filter_name.c_str(),
-                reports.empty() ? std::size_t{0}
-                                : static_cast<std::size_t>(measure(reports.front(), "k")),
-                reports.size(), changed);
+    std::printf(
+        "filter %s  k %zu  queries %zu  changed %zu\n", filter_name.c_str(),
+        reports.empty() ? std::size_t{0} : static_cast<std::size_t>(measure(reports.front(), "k")),
+        reports.size(), changed);
     std::printf("RaB bias  before %.6f  after %.6f   |RaB| before %.6f  after %.6f\n", bb / n,
                 ba / n, abb / n, aba / n);
     std::printf("utility   before %.6f  after %.6f   DCG before %.6f  after %.6f\n", ub / n, ua / n,

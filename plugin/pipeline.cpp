@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 
 namespace plumb {
 
@@ -29,16 +30,44 @@ struct Pipeline::Impl {
     std::vector<std::string> names;  ///< stats slots, pipeline order
 
     mutable std::mutex stats_mutex;
-    mutable std::vector<std::vector<double>> samples;  ///< per slot
+    /// Latency samples per slot, bounded: a uniform reservoir of at most kMaxSamples (Vitter's
+    /// algorithm R with a deterministic generator), so that a long-running host's memory does
+    /// not grow with the number of searches; count and mean are exact.
+    static constexpr std::size_t kMaxSamples = 1 << 16;
+    struct Slot {
+        std::vector<double> samples;
+        std::uint64_t count = 0;
+        double sum = 0.0;
+        std::uint64_t rng = 0;
+        void add(double ms) {
+            ++count;
+            sum += ms;
+            if (samples.size() < kMaxSamples) {
+                samples.push_back(ms);
+                return;
+            }
+            rng += 0x9E3779B97F4A7C15ull;  // splitmix64's sequence
+            const std::uint64_t j = splitmix64(rng) % count;
+            if (j < kMaxSamples) samples[static_cast<std::size_t>(j)] = ms;
+        }
+    };
+    mutable std::vector<Slot> samples;  ///< per slot
 
     void fetch(RankedList& list, std::size_t n) const {
         n = std::min(n, list.candidates.size());
         for (std::size_t i = 0; i < n; ++i) {
             auto& c = list.candidates[i];
             if (!c.text.empty()) continue;
-            if (auto t = spec.documents->text(c.docid)) c.text = std::move(*t);
+            auto t = spec.documents->text(c.docid);
+            if (!t) {
+                // Scoring an absent passage as an empty one would be silent data loss.
+                throw ConfigError("pipeline: document '" + c.docid + "' (query " + list.qid +
+                                  ") is not in the document source");
+            }
+            c.text = std::move(*t);
         }
     }
+    std::vector<SearchResult> search_group(std::span<const Query> queries) const;
 };
 
 Pipeline::Pipeline(PipelineSpec spec) : m_impl(std::make_unique<Impl>()) {
@@ -95,54 +124,69 @@ std::vector<std::string> Pipeline::stage_names() const { return m_impl->names; }
 std::size_t Pipeline::candidates() const noexcept { return m_impl->candidates; }
 
 SearchResult Pipeline::search(const Query& query) const {
-    const Impl& m = *m_impl;
-    SearchResult out;
+    return std::move(m_impl->search_group(std::span<const Query>(&query, 1)).front());
+}
+
+/// One pass of the pipeline over a group of queries: the first stage and every re-ranker see
+/// the whole group (cross-query batching), post-filters each list. A stage's time is shared
+/// equally among the group's queries.
+std::vector<SearchResult> Pipeline::Impl::search_group(std::span<const Query> queries) const {
+    const std::size_t n = queries.size();
+    std::vector<SearchResult> out(n);
     std::vector<double> ms;
-    ms.reserve(m.names.size());
+    ms.reserve(names.size());
     auto record = [&](const std::string& stage, Clock::time_point t0) {
-        double d = ms_since(t0);
-        out.timings.push_back({stage, d});
+        const double d = ms_since(t0) / static_cast<double>(n);
+        for (auto& r : out) r.timings.push_back({stage, d});
         ms.push_back(d);
     };
 
     auto t0 = Clock::now();
-    auto lists = m.spec.first_stage->retrieve(std::span<const Query>(&query, 1), m.candidates);
-    RankedList list = lists.empty() ? RankedList{} : std::move(lists.front());
-    list.qid = query.id;
-    if (list.candidates.size() > m.candidates) list.candidates.resize(m.candidates);
-    for (auto& c : list.candidates) {
-        if (c.trace.empty()) c.trace.push_back({m.names[0], c.score});
+    auto lists = spec.first_stage->retrieve(queries, candidates);
+    lists.resize(n);
+    for (std::size_t q = 0; q < n; ++q) {
+        auto& list = lists[q];
+        list.qid = queries[q].id;
+        if (list.candidates.size() > candidates) list.candidates.resize(candidates);
+        for (auto& c : list.candidates) {
+            if (c.trace.empty()) c.trace.push_back({names[0], c.score});
+        }
     }
-    record(m.names[0], t0);
+    record(names[0], t0);
 
-    for (std::size_t i = 0; i < m.spec.rerankers.size(); ++i) {
-        const auto& stage = *m.spec.rerankers[i];
-        if (m.fetch_text && i == m.first_text_stage) {
+    for (std::size_t i = 0; i < spec.rerankers.size(); ++i) {
+        const auto& stage = *spec.rerankers[i];
+        if (fetch_text && i == first_text_stage) {
             t0 = Clock::now();
-            m.fetch(list, m.text_depth);
+            for (auto& list : lists) fetch(list, text_depth);
             record("text", t0);
         }
         t0 = Clock::now();
-        stage.rerank(std::span<const Query>(&query, 1), std::span<RankedList>(&list, 1));
+        stage.rerank(queries, std::span<RankedList>(lists));
         record(stage.name(), t0);
     }
-    for (const auto& f : m.spec.post_filters) {
+    for (const auto& f : spec.post_filters) {
         t0 = Clock::now();
-        StageMeasures measures = f->apply_measured(query, list);
+        for (std::size_t q = 0; q < n; ++q) {
+            StageMeasures measures = f->apply_measured(queries[q], lists[q]);
+            if (!measures.empty()) out[q].reports.push_back({f->name(), std::move(measures)});
+        }
         record(f->name(), t0);
-        if (!measures.empty()) out.reports.push_back({f->name(), std::move(measures)});
     }
-    if (list.candidates.size() > m.spec.k) list.candidates.resize(m.spec.k);
-    if (m.spec.return_text) {
-        m.fetch(list, list.candidates.size());
-    } else {
-        for (auto& c : list.candidates) std::string().swap(c.text);
+    for (std::size_t q = 0; q < n; ++q) {
+        auto& list = lists[q];
+        if (list.candidates.size() > spec.k) list.candidates.resize(spec.k);
+        if (spec.return_text) {
+            fetch(list, list.candidates.size());
+        } else {
+            for (auto& c : list.candidates) std::string().swap(c.text);
+        }
+        out[q].list = std::move(list);
     }
-    out.list = std::move(list);
     {
-        std::lock_guard lock(m.stats_mutex);
-        for (std::size_t i = 0; i < ms.size() && i < m.samples.size(); ++i) {
-            m.samples[i].push_back(ms[i]);
+        std::lock_guard lock(stats_mutex);
+        for (std::size_t i = 0; i < ms.size() && i < samples.size(); ++i) {
+            for (std::size_t q = 0; q < n; ++q) samples[i].add(ms[i]);
         }
     }
     return out;
@@ -155,6 +199,7 @@ std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
         options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(
         std::min<std::size_t>(threads, std::max<std::size_t>(1, queries.size())));
+    const std::size_t group = std::max<std::size_t>(1, options.group);
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::mutex progress_mutex;
@@ -166,10 +211,12 @@ std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
                 stop = true;
                 break;
             }
-            std::size_t i = next.fetch_add(1);
+            const std::size_t i = next.fetch_add(group);
             if (i >= queries.size()) break;
+            const std::size_t m = std::min(group, queries.size() - i);
             try {
-                results[i] = search(queries[i]);
+                auto part = m_impl->search_group(queries.subspan(i, m));
+                for (std::size_t j = 0; j < m; ++j) results[i + j] = std::move(part[j]);
             } catch (...) {
                 std::lock_guard lock(progress_mutex);
                 if (!error) error = std::current_exception();
@@ -177,7 +224,7 @@ std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
                 break;
             }
             std::lock_guard lock(progress_mutex);
-            ++done;
+            done += m;
             if (options.progress) options.progress(done, queries.size());
         }
     };
@@ -200,13 +247,12 @@ std::vector<StageStats> Pipeline::stats() const {
     for (std::size_t i = 0; i < m_impl->names.size(); ++i) {
         StageStats s;
         s.stage = m_impl->names[i];
-        std::vector<double> v = m_impl->samples[i];
-        s.count = v.size();
+        const auto& slot = m_impl->samples[i];
+        std::vector<double> v = slot.samples;
+        s.count = slot.count;
         if (!v.empty()) {
             std::sort(v.begin(), v.end());
-            double sum = 0;
-            for (double x : v) sum += x;
-            s.mean_ms = sum / static_cast<double>(v.size());
+            s.mean_ms = slot.sum / static_cast<double>(slot.count);
             // Nearest rank: the ceil(p * n)-th smallest value.
             auto rank = [&](double p) {
                 auto r = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
@@ -222,7 +268,7 @@ std::vector<StageStats> Pipeline::stats() const {
 
 void Pipeline::reset_stats() const {
     std::lock_guard lock(m_impl->stats_mutex);
-    for (auto& v : m_impl->samples) v.clear();
+    for (auto& v : m_impl->samples) v = Impl::Slot{};
 }
 
 Pipeline::Builder& Pipeline::Builder::first_stage(std::shared_ptr<const Retriever> retriever) {

@@ -61,7 +61,8 @@ struct StageStats {
     std::string stage;
     std::uint64_t count = 0;
     double mean_ms = 0.0;
-    double p50_ms = 0.0;  ///< nearest-rank percentiles
+    double p50_ms = 0.0;  ///< nearest-rank percentiles (of a uniform sample of at most 65,536
+                          ///< searches per stage once more ran; count and mean are exact)
     double p99_ms = 0.0;
 };
 
@@ -69,6 +70,10 @@ struct BatchOptions {
     unsigned threads = 1;       ///< host threads calling search(); 0 = hardware concurrency
     ProgressCallback progress;  ///< (queries done, total)
     const CancelToken* cancel = nullptr;  ///< checked between queries (Error "cancelled")
+    /// Queries handed to the stages together (cross-query batching: a cross-encoder fills its
+    /// batches across the group's lists). 1 keeps results bit-identical to search(); larger
+    /// groups may change scores in their last bits (batch padding) for neural stages.
+    std::size_t group = 1;
 };
 
 class Pipeline {
@@ -83,8 +88,9 @@ public:
 
     /// Runs one query through all stages. Thread-safe.
     SearchResult search(const Query& query) const;
-    /// Runs many queries on `options.threads` threads; results in the order of `queries`,
-    /// identical to calling search() sequentially.
+    /// Runs many queries on `options.threads` threads, `options.group` queries per pass through
+    /// the stages; results in the order of `queries`, identical to calling search()
+    /// sequentially when options.group is 1.
     std::vector<SearchResult> search_batch(std::span<const Query> queries,
                                            const BatchOptions& options = {}) const;
 

@@ -4,19 +4,25 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
-#include "eval/run.hpp"
+#include "eval/run_retriever.hpp"
 #include "index/corpus.hpp"
+#include "index/document_sources.hpp"
 #include "index/passage_index.hpp"
+#include "plugin/builtins/builtins.hpp"
 #include "plugin/cli/command.hpp"
-#include "plugin/cli/progress_bar.hpp"
 #include "plugin/cli/options.hpp"
+#include "plugin/cli/progress_bar.hpp"
 #include "plugin/document_source.hpp"
 #include "plugin/error.hpp"
+#include "plugin/pipeline.hpp"
+#include "plugin/registry.hpp"
 #include "plugin/trec_run.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
@@ -30,64 +36,13 @@ namespace {
 namespace pr = plumb::rerank;
 namespace pi = plumb::index;
 
-/// Passage text from a corpus file held in memory (title and text joined by a space, as the
-/// index stores them).
-class CorpusTextSource : public plumb::DocumentSource {
-public:
-    explicit CorpusTextSource(const std::string& path) {
-        pi::CorpusReaderOptions o;
-        o.format = pi::detect_corpus_format(path);
-        pi::CorpusReader reader(path, o);
-        pi::Document d;
-        while (reader.next(d)) {
-            std::string text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
-            if (!m_docs.emplace(d.id, std::move(text)).second) {
-                throw plumb::ParseError(path, reader.line_number(),
-                                        "duplicate document id '" + d.id + "'");
-            }
-        }
-    }
-    std::optional<std::string> text(std::string_view docid) const override {
-        auto it = m_docs.find(std::string(docid));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::unordered_map<std::string, std::string> m_docs;
-};
-
-std::shared_ptr<const plumb::DocumentSource> open_text_source(const std::string& index,
-                                                              const std::string& corpus) {
-    if (!index.empty() && !corpus.empty()) {
-        throw plumb::ConfigError("give either --index or --corpus, not both");
-    }
-    if (!index.empty()) return pi::PassageIndex::open(index);
-    if (!corpus.empty()) return std::make_shared<CorpusTextSource>(corpus);
-    throw plumb::ConfigError("a passage text source is needed: --index DIR or --corpus FILE");
-}
-
-/// A run's lists ranked as trec_eval ranks them: score descending, ties by docid descending.
+/// A run's lists as trec_eval ranks them (score descending, ties by docid descending), each
+/// candidate's run score in its trace.
 std::vector<plumb::RankedList> load_run(const std::string& path) {
-    auto run = plumb::eval::read_run(path);
-    std::vector<plumb::RankedList> lists;
-    for (const auto& q : run.queries) {
-        plumb::RankedList l;
-        l.qid = q.qid;
-        for (const auto& d : q.docs) {
-            plumb::Candidate c;
-            c.docid = std::string(q.docid(d));
-            c.score = static_cast<float>(d.score);
-            l.candidates.push_back(std::move(c));
-        }
-        std::stable_sort(l.candidates.begin(), l.candidates.end(),
-                         [](const plumb::Candidate& a, const plumb::Candidate& b) {
-                             if (a.score != b.score) return a.score > b.score;
-                             return a.docid > b.docid;
-                         });
+    const auto run = plumb::eval::RunRetriever::open(path);
+    auto lists = run->retrieve(run->queries(), run->max_depth());
+    for (auto& l : lists) {
         for (auto& c : l.candidates) c.trace.push_back({"run", c.score});
-        lists.push_back(std::move(l));
     }
     return lists;
 }
@@ -108,150 +63,141 @@ struct RerankArgs {
     bool quiet = false;
 };
 
-std::unique_ptr<plumb::RerankStage> make_stage(const RerankArgs& a) {
-    if (a.type == "cat") {
-        pr::CrossEncoderOptions o;
-        o.depth = a.depth;
-        o.batch_size = a.batch;
-        o.max_length = a.max_length;
-        o.threads = a.threads;
-        return pr::CrossEncoderStage::from_folder(a.model, o);
-    }
+/// The stage's pipeline configuration from the command line: `plumb rerank` builds its stage
+/// with the same factory as a configured pipeline.
+nlohmann::json stage_config(const RerankArgs& a) {
+    nlohmann::json c = {{"type", a.type},
+                        {"model", a.model},
+                        {"depth", a.depth},
+                        {"batch_size", a.batch},
+                        {"threads", static_cast<std::size_t>(a.threads)}};
+    if (a.type != "tk") c["max_length"] = a.max_length;
     if (a.type == "dot") {
-        pr::BiEncoderOptions o;
-        o.pooling = pr::parse_pooling(a.pooling);
-        o.similarity = pr::parse_similarity(a.similarity);
-        o.explicit_pooling = a.explicit_pooling;
-        o.explicit_similarity = a.explicit_similarity;
-        o.batch_size = a.batch;
-        o.passage_max_length = a.max_length;
-        o.threads = a.threads;
-        return std::make_unique<pr::BiEncoderStage>(pr::BiEncoder::from_folder(a.model, o),
-                                                    pr::BiEncoderStageOptions{a.depth, "bert-dot"});
+        // Given on the command line: they win over a sentence-transformers folder's modules.
+        if (a.explicit_pooling) c["pooling"] = a.pooling;
+        if (a.explicit_similarity) c["similarity"] = a.similarity;
     }
-    if (a.type == "tk") {
-        pr::TkStageOptions o;
-        o.depth = a.depth;
-        o.batch_size = a.batch;
-        o.threads = a.threads;
-        return pr::make_tk_stage(a.model, o);
-    }
-    if (a.type == "torchscript") {
-        pr::TorchScriptStageOptions o;
-        o.depth = a.depth;
-        o.batch_size = a.batch;
-        o.max_length = a.max_length;
-        o.threads = a.threads;
-        o.pass_token_type_ids = !a.no_token_types;
-        return pr::make_torchscript_stage(a.model, o);
-    }
-    throw plumb::ConfigError("unknown --type '" + a.type + "' (known: cat, dot, tk, torchscript)");
+    if (a.type == "torchscript") c["token_type_ids"] = !a.no_token_types;
+    return c;
 }
 
 void run_rerank(const RerankArgs& a) {
     if (a.depth == 0 || a.batch == 0) throw plumb::ConfigError("--depth and --batch must be > 0");
-    auto source = open_text_source(a.index, a.corpus);
+    const auto run = plumb::eval::RunRetriever::open(a.run);
+    std::unordered_set<std::string> wanted;
+    if (!a.corpus.empty()) {
+        for (const auto& l : run->retrieve(run->queries(), a.depth)) {
+            for (const auto& c : l.candidates) wanted.insert(c.docid);
+        }
+    }
     pi::TopicReadOptions topic_options;
     topic_options.fields = pi::parse_topic_fields(a.topic_field);
-    auto topics = pi::read_topics(a.topics, topic_options);
+    const auto topics = pi::read_topics(a.topics, topic_options);
     std::unordered_map<std::string, const plumb::Query*> by_qid;
     for (const auto& q : topics) by_qid.emplace(q.id, &q);
-    auto lists = load_run(a.run);
-    auto stage = make_stage(a);
-
     std::vector<plumb::Query> queries;
-    for (auto& l : lists) {
-        auto it = by_qid.find(l.qid);
+    queries.reserve(run->queries().size());
+    for (const auto& q : run->queries()) {
+        auto it = by_qid.find(q.id);
         if (it == by_qid.end()) {
-            throw plumb::ConfigError(a.run + ": query '" + l.qid + "' is not in " + a.topics);
+            throw plumb::ConfigError(a.run + ": query '" + q.id + "' is not in " + a.topics);
         }
         queries.push_back(*it->second);
-        const auto n = std::min(a.depth, l.candidates.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            auto text = source->text(l.candidates[i].docid);
-            if (!text) {
-                throw plumb::ConfigError(a.run + ": document '" + l.candidates[i].docid +
-                                         "' (query " + l.qid + ") is not in the text source");
-            }
-            l.candidates[i].text = std::move(*text);
-        }
     }
+
+    // The run is the first stage; the model is built by its registered factory.
+    plumb::Registry registry;
+    plumb::register_builtins(registry);
+    plumb::StageContext ctx;
+    plumb::PipelineSpec spec;
+    spec.first_stage = run;
+    spec.rerankers.push_back(registry.make_rerank(stage_config(a), ctx));
+    spec.documents =
+        pi::open_document_source(a.index, a.corpus, a.corpus.empty() ? nullptr : &wanted);
+    spec.k = std::max<std::size_t>(1, run->max_depth());
+    spec.candidates = spec.k;
+    const plumb::Pipeline pipeline(std::move(spec));
+    const std::string stage_name = pipeline.spec().rerankers.front()->name();
+
     plumb::cli::ProgressBar bar("rerank", "queries", !a.quiet);
-    constexpr std::size_t kGroup = 8;  // queries per call: batches span queries
-    std::size_t pairs = 0;
-    for (std::size_t start = 0; start < lists.size(); start += kGroup) {
-        const auto n = std::min(kGroup, lists.size() - start);
-        stage->rerank(std::span<const plumb::Query>(queries.data() + start, n),
-                      std::span<plumb::RankedList>(lists.data() + start, n));
-        for (std::size_t i = start; i < start + n; ++i) {
-            pairs += std::min(a.depth, lists[i].candidates.size());
-            for (auto& c : lists[i].candidates) std::string().swap(c.text);
-        }
-        bar.update(start + n, lists.size());
-    }
+    plumb::BatchOptions batch;
+    batch.group = 8;  // queries per pass: a stage's batches span queries
+    batch.progress = bar.callback();
+    auto results = pipeline.search_batch(queries, batch);
     bar.finish();
-    const std::string tag = a.tag.empty() ? "plumb-" + stage->name() : a.tag;
+    std::vector<plumb::RankedList> lists;
+    lists.reserve(results.size());
+    std::size_t pairs = 0;
+    for (auto& r : results) {
+        pairs += std::min(a.depth, r.list.candidates.size());
+        lists.push_back(std::move(r.list));
+    }
+    const std::string tag = a.tag.empty() ? "plumb-" + stage_name : a.tag;
     plumb::write_trec_run(a.output, lists, tag);
     std::fprintf(stderr, "re-ranked %zu queries (%zu pairs, depth %zu) with %s -> %s\n",
-                 lists.size(), pairs, a.depth, stage->name().c_str(), a.output.c_str());
+                 lists.size(), pairs, a.depth, stage_name.c_str(), a.output.c_str());
 }
 
-const plumb::cli::CommandRegistrar kRerank{"rerank", [](CLI::App& app) {
-    auto args = std::make_shared<RerankArgs>();
-    auto* cmd = app.add_subcommand(
-        "rerank", "Re-rank the top --depth candidates of each query of a TREC run with a neural "
-                  "model (the tail is kept below, in its order) and write a new run");
-    cmd->add_option("--index,-i", args->index, "Index directory (passage text source)");
-    cmd->add_option("--corpus", args->corpus,
-                    "Corpus file (TSV id<TAB>text or BEIR JSONL) as the text source instead");
-    cmd->add_option("--topics", args->topics,
-                    "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
-        ->required();
-    cmd->add_option("--topic-field", args->topic_field,
-                    "TREC topics: the fields making the query, title, description, narrative "
-                    "or several joined by '+' (e.g. title+description)")
-        ->capture_default_str();
-    cmd->add_option("--run", args->run, "Input TREC run")->required();
-    cmd->add_option("--model,-m", args->model,
-                    "Model folder (Hugging Face config.json, vocab.txt, model.safetensors; TK: "
-                    "its model folder)")
-        ->required();
-    cmd->add_option("--type", args->type,
-                    "Model type: cat (BERT-CAT cross-encoder), dot (BERT-DOT bi-encoder), tk, "
-                    "torchscript (a TorchScript cross-encoder: --model FILE or a folder with "
-                    "model.pt and vocab.txt; input contract in rerank/torchscript_stage.hpp)")
-        ->required()
-        ->check(CLI::IsMember({"cat", "dot", "tk", "torchscript"}));
-    cmd->add_option("--depth", args->depth, "Candidates re-ranked per query")
-        ->capture_default_str();
-    cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
-    cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
-        ->capture_default_str();
-    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                   "Torch intra-op threads (0 = Torch's default)", 0);
-    cmd->add_option("--max-length", args->max_length,
-                    "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
-        ->capture_default_str();
-    auto* pooling = cmd->add_option("--pooling", args->pooling,
-                                    "dot: cls or mean (default: a sentence-transformers folder's "
-                                    "Pooling module, else cls)")
-                        ->capture_default_str()
-                        ->check(CLI::IsMember({"cls", "mean"}));
-    auto* similarity = cmd->add_option("--similarity", args->similarity,
-                                       "dot: dot or cosine (default: cosine when a "
-                                       "sentence-transformers folder normalises, else dot)")
-                           ->capture_default_str()
-                           ->check(CLI::IsMember({"dot", "cosine"}));
-    cmd->add_flag("--no-token-types", args->no_token_types,
-                  "torchscript: call forward(input_ids, attention_mask) without token types");
-    cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args, pooling, similarity] {
-        args->explicit_pooling = pooling->count() > 0;
-        args->explicit_similarity = similarity->count() > 0;
-        run_rerank(*args);
-    });
-}};
+const plumb::cli::CommandRegistrar kRerank{
+    "rerank", [](CLI::App& app) {
+        auto args = std::make_shared<RerankArgs>();
+        auto* cmd = app.add_subcommand(
+            "rerank",
+            "Re-rank the top --depth candidates of each query of a TREC run with a neural "
+            "model (the tail is kept below, in its order) and write a new run");
+        cmd->add_option("--index,-i", args->index, "Index directory (passage text source)");
+        cmd->add_option("--corpus", args->corpus,
+                        "Corpus file (TSV id<TAB>text or BEIR JSONL) as the text source instead");
+        cmd->add_option("--topics", args->topics,
+                        "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
+            ->required();
+        cmd->add_option("--topic-field", args->topic_field,
+                        "TREC topics: the fields making the query, title, description, narrative "
+                        "or several joined by '+' (e.g. title+description)")
+            ->capture_default_str();
+        cmd->add_option("--run", args->run, "Input TREC run")->required();
+        cmd->add_option("--model,-m", args->model,
+                        "Model folder (Hugging Face config.json, vocab.txt, model.safetensors; TK: "
+                        "its model folder)")
+            ->required();
+        cmd->add_option("--type", args->type,
+                        "Model type: cat (BERT-CAT cross-encoder), dot (BERT-DOT bi-encoder), tk, "
+                        "torchscript (a TorchScript cross-encoder: --model FILE or a folder with "
+                        "model.pt and vocab.txt; input contract in rerank/torchscript_stage.hpp)")
+            ->required()
+            ->check(CLI::IsMember({"cat", "dot", "tk", "torchscript"}));
+        cmd->add_option("--depth", args->depth, "Candidates re-ranked per query")
+            ->capture_default_str();
+        cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
+        cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
+            ->capture_default_str();
+        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        cmd->add_option(
+               "--max-length", args->max_length,
+               "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
+            ->capture_default_str();
+        auto* pooling =
+            cmd->add_option("--pooling", args->pooling,
+                            "dot: cls or mean (default: a sentence-transformers folder's "
+                            "Pooling module, else cls)")
+                ->capture_default_str()
+                ->check(CLI::IsMember({"cls", "mean"}));
+        auto* similarity = cmd->add_option("--similarity", args->similarity,
+                                           "dot: dot or cosine (default: cosine when a "
+                                           "sentence-transformers folder normalises, else dot)")
+                               ->capture_default_str()
+                               ->check(CLI::IsMember({"dot", "cosine"}));
+        cmd->add_flag("--no-token-types", args->no_token_types,
+                      "torchscript: call forward(input_ids, attention_mask) without token types");
+        cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
+        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        cmd->callback([args, pooling, similarity] {
+            args->explicit_pooling = pooling->count() > 0;
+            args->explicit_similarity = similarity->count() > 0;
+            run_rerank(*args);
+        });
+    }};
 
 // ------------------------------------------------------------------------------------------
 // plumb encode
@@ -320,7 +266,8 @@ void run_encode(const EncodeArgs& a) {
         plumb::cli::ProgressBar bar("encode", "passages", !a.quiet);
         pr::encode_collection(writer, docs, encode, total, eo, bar.callback());
     }
-    std::fprintf(stderr, "encoded %llu passages (%llu from an earlier run) of dimension %zu -> %s\n",
+    std::fprintf(stderr,
+                 "encoded %llu passages (%llu from an earlier run) of dimension %zu -> %s\n",
                  static_cast<unsigned long long>(writer.count()),
                  static_cast<unsigned long long>(resumed), encoder->dim(), a.output.c_str());
     if (a.no_index) return;
@@ -335,47 +282,50 @@ void run_encode(const EncodeArgs& a) {
                  a.metric.c_str(), a.output.c_str());
 }
 
-const plumb::cli::CommandRegistrar kEncode{"encode", [](CLI::App& app) {
-    auto args = std::make_shared<EncodeArgs>();
-    auto* cmd = app.add_subcommand(
-        "encode", "Encode every passage with a BERT-DOT model into a vector folder (resumable: "
-                  "run again to continue) and build a FAISS index over it");
-    cmd->add_option("--index,-i", args->index, "Index directory (passages in index order)");
-    cmd->add_option("--corpus", args->corpus, "Corpus file instead (TSV or BEIR JSONL)");
-    cmd->add_option("--model,-m", args->model, "Model folder (Hugging Face BERT/DistilBERT)")
-        ->required();
-    cmd->add_option("--output,-o", args->output, "Vector folder")->required();
-    cmd->add_option("--batch", args->batch, "Passages per forward pass")->capture_default_str();
-    cmd->add_option("--chunk", args->chunk, "Passages per chunk file (resume granularity)")
-        ->capture_default_str();
-    cmd->add_option("--factory", args->factory,
-                    "FAISS index_factory string, e.g. Flat, HNSW32,Flat, IVF1024,Flat")
-        ->capture_default_str();
-    cmd->add_option("--metric", args->metric, "ip (inner product) or l2")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"ip", "l2"}));
-    auto* pooling = cmd->add_option("--pooling", args->pooling,
-                                    "cls or mean (default: a sentence-transformers folder's "
-                                    "Pooling module, else cls)")
-                        ->capture_default_str()
-                        ->check(CLI::IsMember({"cls", "mean"}));
-    auto* similarity = cmd->add_option("--similarity", args->similarity,
-                                       "dot or cosine (normalised vectors; default: cosine when a "
-                                       "sentence-transformers folder normalises, else dot)")
-                           ->capture_default_str()
-                           ->check(CLI::IsMember({"dot", "cosine"}));
-    cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
-        ->capture_default_str();
-    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                   "Torch intra-op threads (0 = Torch's default)", 0);
-    cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args, pooling, similarity] {
-        args->explicit_pooling = pooling->count() > 0;
-        args->explicit_similarity = similarity->count() > 0;
-        run_encode(*args);
-    });
-}};
+const plumb::cli::CommandRegistrar kEncode{
+    "encode", [](CLI::App& app) {
+        auto args = std::make_shared<EncodeArgs>();
+        auto* cmd = app.add_subcommand(
+            "encode",
+            "Encode every passage with a BERT-DOT model into a vector folder (resumable: "
+            "run again to continue) and build a FAISS index over it");
+        cmd->add_option("--index,-i", args->index, "Index directory (passages in index order)");
+        cmd->add_option("--corpus", args->corpus, "Corpus file instead (TSV or BEIR JSONL)");
+        cmd->add_option("--model,-m", args->model, "Model folder (Hugging Face BERT/DistilBERT)")
+            ->required();
+        cmd->add_option("--output,-o", args->output, "Vector folder")->required();
+        cmd->add_option("--batch", args->batch, "Passages per forward pass")->capture_default_str();
+        cmd->add_option("--chunk", args->chunk, "Passages per chunk file (resume granularity)")
+            ->capture_default_str();
+        cmd->add_option("--factory", args->factory,
+                        "FAISS index_factory string, e.g. Flat, HNSW32,Flat, IVF1024,Flat")
+            ->capture_default_str();
+        cmd->add_option("--metric", args->metric, "ip (inner product) or l2")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"ip", "l2"}));
+        auto* pooling = cmd->add_option("--pooling", args->pooling,
+                                        "cls or mean (default: a sentence-transformers folder's "
+                                        "Pooling module, else cls)")
+                            ->capture_default_str()
+                            ->check(CLI::IsMember({"cls", "mean"}));
+        auto* similarity =
+            cmd->add_option("--similarity", args->similarity,
+                            "dot or cosine (normalised vectors; default: cosine when a "
+                            "sentence-transformers folder normalises, else dot)")
+                ->capture_default_str()
+                ->check(CLI::IsMember({"dot", "cosine"}));
+        cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
+            ->capture_default_str();
+        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
+        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        cmd->callback([args, pooling, similarity] {
+            args->explicit_pooling = pooling->count() > 0;
+            args->explicit_similarity = similarity->count() > 0;
+            run_encode(*args);
+        });
+    }};
 
 // ------------------------------------------------------------------------------------------
 // plumb dense-search
@@ -417,8 +367,8 @@ void run_dense_search(const DenseSearchArgs& a) {
         constexpr std::size_t kGroup = 64;
         for (std::size_t start = 0; start < queries.size(); start += kGroup) {
             const auto n = std::min(kGroup, queries.size() - start);
-            auto part = retriever.retrieve(
-                std::span<const plumb::Query>(queries.data() + start, n), a.k);
+            auto part =
+                retriever.retrieve(std::span<const plumb::Query>(queries.data() + start, n), a.k);
             for (auto& l : part) lists.push_back(std::move(l));
             bar.update(start + n, queries.size());
         }
@@ -436,39 +386,41 @@ void run_dense_search(const DenseSearchArgs& a) {
                  a.output.c_str());
 }
 
-const plumb::cli::CommandRegistrar kDenseSearch{"dense-search", [](CLI::App& app) {
-    auto args = std::make_shared<DenseSearchArgs>();
-    auto* cmd = app.add_subcommand(
-        "dense-search", "BERT-DOT first stage: encode the topics and search a vector folder's "
-                        "FAISS index; optionally fuse with a BM25 run");
-    cmd->add_option("--vectors", args->vectors, "Vector folder (plumb encode)")->required();
-    cmd->add_option("--model,-m", args->model, "The model folder used to encode")->required();
-    cmd->add_option("--topics", args->topics,
-                    "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
-        ->required();
-    cmd->add_option("--topic-field", args->topic_field,
-                    "TREC topics: title, description, narrative or several joined by '+'")
-        ->capture_default_str();
-    cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
-    cmd->add_option("--k", args->k, "Results per query")->capture_default_str();
-    cmd->add_option("--fuse-bm25", args->fuse_run, "A run (e.g. BM25) to fuse with");
-    cmd->add_option("--fusion", args->fusion,
-                    "rrf (reciprocal rank fusion, k=60) or interp (min-max normalised "
-                    "alpha*dense + (1-alpha)*other)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"rrf", "interp"}));
-    cmd->add_option("--alpha", args->alpha, "Weight of the dense run for interp")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option("--ef-search", args->ef_search, "HNSW efSearch (0 = index default)")
-        ->capture_default_str();
-    cmd->add_option("--max-length", args->max_length, "Max tokens per query")
-        ->capture_default_str();
-    plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                   "Torch intra-op threads (0 = Torch's default)", 0);
-    cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
-    cmd->callback([args] { run_dense_search(*args); });
-}};
+const plumb::cli::CommandRegistrar kDenseSearch{
+    "dense-search", [](CLI::App& app) {
+        auto args = std::make_shared<DenseSearchArgs>();
+        auto* cmd = app.add_subcommand(
+            "dense-search",
+            "BERT-DOT first stage: encode the topics and search a vector folder's "
+            "FAISS index; optionally fuse with a BM25 run");
+        cmd->add_option("--vectors", args->vectors, "Vector folder (plumb encode)")->required();
+        cmd->add_option("--model,-m", args->model, "The model folder used to encode")->required();
+        cmd->add_option("--topics", args->topics,
+                        "Topics file (TSV, BEIR queries.jsonl or TREC <top> topics)")
+            ->required();
+        cmd->add_option("--topic-field", args->topic_field,
+                        "TREC topics: title, description, narrative or several joined by '+'")
+            ->capture_default_str();
+        cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
+        cmd->add_option("--k", args->k, "Results per query")->capture_default_str();
+        cmd->add_option("--fuse-bm25", args->fuse_run, "A run (e.g. BM25) to fuse with");
+        cmd->add_option("--fusion", args->fusion,
+                        "rrf (reciprocal rank fusion, k=60) or interp (min-max normalised "
+                        "alpha*dense + (1-alpha)*other)")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"rrf", "interp"}));
+        cmd->add_option("--alpha", args->alpha, "Weight of the dense run for interp")
+            ->capture_default_str()
+            ->check(CLI::Range(0.0, 1.0));
+        cmd->add_option("--ef-search", args->ef_search, "HNSW efSearch (0 = index default)")
+            ->capture_default_str();
+        cmd->add_option("--max-length", args->max_length, "Max tokens per query")
+            ->capture_default_str();
+        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
+                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
+        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        cmd->callback([args] { run_dense_search(*args); });
+    }};
 
 }  // namespace

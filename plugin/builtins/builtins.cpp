@@ -201,9 +201,13 @@ std::shared_ptr<const RerankStage> make_cat(const json& c, StageContext& ctx) {
 
 std::shared_ptr<const RerankStage> make_dot(const json& c, StageContext& ctx) {
     const std::string where = "re-rank stage dot";
-    check_keys(c, {"model", "depth", "name", "batch_size", "pooling", "similarity", "threads"},
+    check_keys(c,
+               {"model", "depth", "name", "batch_size", "pooling", "similarity", "threads",
+                "max_length"},
                where);
     auto options = bi_encoder_options(c, where);
+    options.passage_max_length = positive(
+        config_size(c, "max_length", options.passage_max_length, where), "max_length", where);
     rerank::BiEncoderStageOptions so;
     so.depth = positive(config_size(c, "depth", so.depth, where), "depth", where);
     so.name = config_string(c, "name", so.name, where);
@@ -214,8 +218,11 @@ std::shared_ptr<const RerankStage> make_dot(const json& c, StageContext& ctx) {
 
 std::shared_ptr<const RerankStage> make_torchscript(const json& c, StageContext& ctx) {
     const std::string where = "re-rank stage torchscript";
-    check_keys(c, {"model", "depth", "name", "batch_size", "max_length", "threads"}, where);
+    check_keys(c,
+               {"model", "depth", "name", "batch_size", "max_length", "threads", "token_type_ids"},
+               where);
     rerank::TorchScriptStageOptions o;
+    o.pass_token_type_ids = config_bool(c, "token_type_ids", true, where);
     o.depth = positive(config_size(c, "depth", o.depth, where), "depth", where);
     o.batch_size = positive(config_size(c, "batch_size", o.batch_size, where), "batch_size", where);
     o.max_length = positive(config_size(c, "max_length", o.max_length, where), "max_length", where);

@@ -1,0 +1,57 @@
+#include "index/document_sources.hpp"
+
+#include <unordered_map>
+
+#include "index/corpus.hpp"
+#include "index/passage_index.hpp"
+#include "plugin/error.hpp"
+
+namespace plumb::index {
+
+namespace {
+
+/// Passage texts of a corpus file, in memory.
+class CorpusTextSource : public DocumentSource {
+public:
+    CorpusTextSource(const std::string& path, const std::unordered_set<std::string>* wanted,
+                     const std::string& format) {
+        CorpusReaderOptions o;
+        o.format = format.empty() ? detect_corpus_format(path) : parse_corpus_format(format);
+        CorpusReader reader(path, o);
+        Document d;
+        std::unordered_set<std::string> seen;
+        while (reader.next(d)) {
+            if (!seen.insert(d.id).second) {
+                throw ParseError(path, reader.line_number(),
+                                 "duplicate document id '" + d.id + "'");
+            }
+            if (wanted && !wanted->count(d.id)) continue;
+            std::string text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            m_docs.emplace(d.id, std::move(text));
+        }
+    }
+    std::optional<std::string> text(std::string_view docid) const override {
+        auto it = m_docs.find(std::string(docid));
+        if (it == m_docs.end()) return std::nullopt;
+        return it->second;
+    }
+    std::uint64_t size() const override { return m_docs.size(); }
+
+private:
+    std::unordered_map<std::string, std::string> m_docs;
+};
+
+}  // namespace
+
+std::shared_ptr<const DocumentSource> open_document_source(
+    const std::string& index_dir, const std::string& corpus,
+    const std::unordered_set<std::string>* wanted, const std::string& format) {
+    if (!index_dir.empty() && !corpus.empty()) {
+        throw ConfigError("give either --index or --corpus, not both");
+    }
+    if (!index_dir.empty()) return PassageIndex::open(index_dir);
+    if (!corpus.empty()) return std::make_shared<CorpusTextSource>(corpus, wanted, format);
+    throw ConfigError("a passage text source is needed: --index DIR or --corpus FILE");
+}
+
+}  // namespace plumb::index
