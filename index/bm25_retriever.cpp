@@ -1,6 +1,10 @@
 #include "index/bm25_retriever.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "plugin/error.hpp"
+#include "index/document_sources.hpp"
+#include "index/passage_index.hpp"
 
 namespace plumb::index {
 
@@ -20,6 +24,35 @@ std::vector<RankedList> Bm25Retriever::retrieve(std::span<const Query> queries,
         for (auto& c : list.candidates) c.trace.push_back({stage, c.score});
     }
     return lists;
+}
+
+
+std::shared_ptr<const Retriever> Bm25Retriever::from_config(const nlohmann::json& c,
+                                                            StageContext& ctx) {
+    const std::string where = "first stage bm25";
+    check_keys(c,
+               {"index", "k1", "b", "lucene_norms", "rm3", "fb_docs", "fb_terms",
+                "original_query_weight", "threads"},
+               where);
+    const auto dir = ctx.resolve(config_required_string(c, "index", where));
+    SearchOptions o;
+    o.bm25.k1 = static_cast<float>(config_double(c, "k1", o.bm25.k1, where));
+    o.bm25.b = static_cast<float>(config_double(c, "b", o.bm25.b, where));
+    o.bm25.lucene_norms = config_bool(c, "lucene_norms", false, where);
+    o.rm3 = config_bool(c, "rm3", false, where);
+    o.rm3_params.fb_docs = config_size(c, "fb_docs", o.rm3_params.fb_docs, where);
+    o.rm3_params.fb_terms = config_size(c, "fb_terms", o.rm3_params.fb_terms, where);
+    o.rm3_params.original_query_weight = static_cast<float>(
+        config_double(c, "original_query_weight", o.rm3_params.original_query_weight, where));
+    const auto threads = static_cast<unsigned>(config_positive_size(c, "threads", 1, where));
+    auto idx = shared_passage_index(ctx, dir);
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(dir, ec);
+    auto searcher = ctx.shared<const Bm25Searcher>(
+        "bm25:" + (ec ? dir : canonical).string(),
+        [&] { return std::make_shared<const Bm25Searcher>(idx); });
+    ctx.offer_documents(idx);
+    return std::make_shared<const Bm25Retriever>(searcher, o, threads);
 }
 
 }  // namespace plumb::index

@@ -3,13 +3,22 @@
 /// Where passage text comes from when a command re-ranks or filters an existing run: a plumb
 /// index (its stored text) or a corpus file read into memory. One function for every surface.
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <unordered_set>
 
 #include "plugin/document_source.hpp"
+#include "plugin/registry.hpp"
 
 namespace plumb::index {
+
+class PassageIndex;
+
+/// The passage index at `dir`, opened once per StageContext (stages configured on the same
+/// index share it).
+std::shared_ptr<const PassageIndex> shared_passage_index(StageContext& ctx,
+                                                         const std::filesystem::path& dir);
 
 /// A plumb index at `index_dir`, or the corpus file `corpus` (any format of
 /// detect_corpus_format(); a document's text is its title and text joined by a space, as the

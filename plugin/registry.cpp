@@ -343,4 +343,11 @@ bool config_bool(const json& config, const std::string& key, bool fallback,
     return v->get<bool>();
 }
 
+std::size_t config_positive_size(const json& config, const std::string& key, std::size_t fallback,
+                                 const std::string& where) {
+    const std::size_t v = config_size(config, key, fallback, where);
+    if (v == 0) throw ConfigError(where + ": \"" + key + "\" must be positive");
+    return v;
+}
+
 }  // namespace plumb

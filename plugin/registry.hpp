@@ -136,6 +136,9 @@ std::string config_required_string(const nlohmann::json& config, const std::stri
                                    const std::string& where);
 std::size_t config_size(const nlohmann::json& config, const std::string& key, std::size_t fallback,
                         const std::string& where);
+/// config_size() that must be positive (ConfigError for 0).
+std::size_t config_positive_size(const nlohmann::json& config, const std::string& key,
+                                 std::size_t fallback, const std::string& where);
 double config_double(const nlohmann::json& config, const std::string& key, double fallback,
                      const std::string& where);
 bool config_bool(const nlohmann::json& config, const std::string& key, bool fallback,

@@ -8,6 +8,8 @@
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/bert_checkpoint.hpp"
+#include "index/document_sources.hpp"
+#include "index/passage_index.hpp"
 
 namespace plumb::rerank {
 
@@ -260,6 +262,62 @@ std::vector<RankedList> DenseRetriever::retrieve(std::span<const Query> queries,
                          });
     }
     return out;
+}
+
+
+BiEncoderOptions bi_encoder_options_from_config(const nlohmann::json& c, const std::string& where) {
+    BiEncoderOptions o;
+    o.batch_size = config_positive_size(c, "batch_size", o.batch_size, where);
+    try {
+        o.pooling = parse_pooling(config_string(c, "pooling", "cls", where));
+        o.similarity = parse_similarity(config_string(c, "similarity", "dot", where));
+        o.explicit_pooling = c.contains("pooling");
+        o.explicit_similarity = c.contains("similarity");
+    } catch (const InvalidArgument& e) {
+        throw ConfigError(where + ": " + e.what());
+    }
+    o.threads = static_cast<int>(config_size(c, "threads", 0, where));
+    return o;
+}
+
+std::shared_ptr<const RerankStage> BiEncoderStage::from_config(const nlohmann::json& c,
+                                                               StageContext& ctx) {
+    const std::string where = "re-rank stage dot";
+    check_keys(c,
+               {"model", "depth", "name", "batch_size", "pooling", "similarity", "threads",
+                "max_length"},
+               where);
+    auto options = bi_encoder_options_from_config(c, where);
+    options.passage_max_length =
+        config_positive_size(c, "max_length", options.passage_max_length, where);
+    BiEncoderStageOptions so;
+    so.depth = config_positive_size(c, "depth", so.depth, where);
+    so.name = config_string(c, "name", so.name, where);
+    std::shared_ptr<const BiEncoder> encoder =
+        BiEncoder::from_folder(ctx.resolve(config_required_string(c, "model", where)), options);
+    return std::make_shared<const BiEncoderStage>(encoder, so);
+}
+
+std::shared_ptr<const Retriever> DenseRetriever::from_config(const nlohmann::json& c,
+                                                             StageContext& ctx) {
+    const std::string where = "first stage dense";
+    check_keys(c,
+               {"model", "vectors", "index", "name", "batch_size", "pooling", "similarity",
+                "ef_search", "threads"},
+               where);
+    const auto model = ctx.resolve(config_required_string(c, "model", where));
+    const auto vectors = ctx.resolve(config_required_string(c, "vectors", where));
+    const auto options = bi_encoder_options_from_config(c, where);
+    const auto ef = static_cast<int>(config_size(c, "ef_search", 0, where));
+    const std::string name = config_string(c, "name", "dense", where);
+    if (c.contains("index")) {
+        ctx.offer_documents(index::shared_passage_index(
+            ctx, ctx.resolve(config_string(c, "index", "", where))));
+    }
+    std::shared_ptr<const BiEncoder> encoder = BiEncoder::from_folder(model, options);
+    auto dense =
+        std::make_shared<const DenseIndex>(DenseIndex::load(vectors, encoder->dim(), ef));
+    return std::make_shared<const DenseRetriever>(encoder, dense, name);
 }
 
 }  // namespace plumb::rerank

@@ -18,7 +18,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <nlohmann/json_fwd.hpp>
 
+#include "plugin/registry.hpp"
 #include "plugin/stage.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/dense_index.hpp"
@@ -100,9 +102,18 @@ struct BiEncoderStageOptions {
 
 /// BERT-DOT as a re-rank stage: score = similarity(query vector, passage vector), passages
 /// encoded on the fly from candidate text.
+/// The encoder keys of a "dot" or "dense" configuration: "batch_size", "pooling",
+/// "similarity" (given keys win over a sentence-transformers folder's modules), "threads".
+BiEncoderOptions bi_encoder_options_from_config(const nlohmann::json& config,
+                                                const std::string& where);
+
 class BiEncoderStage : public RerankStage {
 public:
     BiEncoderStage(std::shared_ptr<const BiEncoder> encoder, BiEncoderStageOptions options = {});
+    /// Pipeline factory "dot": {"model": HF_DIR, "depth", "name", "batch_size", "max_length",
+    /// "pooling", "similarity", "threads"} (plugin/builtins/builtins.hpp).
+    static std::shared_ptr<const RerankStage> from_config(const nlohmann::json& config,
+                                                          StageContext& ctx);
     std::string name() const override { return m_options.name; }
     std::size_t depth() const override { return m_options.depth; }
     std::vector<float> score(const Query& query,
@@ -120,6 +131,11 @@ public:
     /// Throws IndexError when the index dimension differs from the encoder's.
     DenseRetriever(std::shared_ptr<const BiEncoder> encoder,
                    std::shared_ptr<const DenseIndex> index, std::string name = "dense");
+    /// Pipeline factory "dense": {"model": HF_DIR, "vectors": DIR, "index": DIR (optional
+    /// document source), "name", "batch_size", "pooling", "similarity", "ef_search",
+    /// "threads"} (plugin/builtins/builtins.hpp).
+    static std::shared_ptr<const Retriever> from_config(const nlohmann::json& config,
+                                                        StageContext& ctx);
     std::string name() const override { return m_name; }
     std::vector<RankedList> retrieve(std::span<const Query> queries,
                                      std::size_t k) const override;

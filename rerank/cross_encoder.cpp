@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
 #include "rerank/bert_checkpoint.hpp"
@@ -126,6 +127,30 @@ void CrossEncoderStage::rerank(std::span<const Query> queries, std::span<RankedL
         }
         first = last;
     }
+}
+
+
+std::shared_ptr<const RerankStage> CrossEncoderStage::from_config(const nlohmann::json& c,
+                                                                  StageContext& ctx) {
+    const std::string where = "re-rank stage cat";
+    check_keys(
+        c,
+        {"model", "depth", "name", "batch_size", "max_length", "label", "log_softmax", "threads"},
+        where);
+    CrossEncoderOptions o;
+    o.depth = config_positive_size(c, "depth", o.depth, where);
+    o.batch_size = config_positive_size(c, "batch_size", o.batch_size, where);
+    o.max_length = config_positive_size(c, "max_length", o.max_length, where);
+    if (c.contains("label")) {
+        if (!c["label"].is_number_integer()) {
+            throw ConfigError(where + ": \"label\" must be an integer");
+        }
+        o.label = c["label"].get<std::int64_t>();
+    }
+    o.log_softmax = config_bool(c, "log_softmax", false, where);
+    o.threads = static_cast<int>(config_size(c, "threads", 0, where));
+    o.name = config_string(c, "name", o.name, where);
+    return from_folder(ctx.resolve(config_required_string(c, "model", where)), o);
 }
 
 }  // namespace plumb::rerank

@@ -20,7 +20,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <nlohmann/json_fwd.hpp>
 
+#include "plugin/registry.hpp"
 #include "plugin/stage.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/wordpiece.hpp"
@@ -52,6 +54,10 @@ public:
 
     /// Loads a Hugging Face cross-encoder folder (config.json, vocab.txt, model.safetensors,
     /// optional tokenizer_config.json). Throws CheckpointError, IoError, ParseError.
+    /// Pipeline factory "cat": {"model": HF_DIR, "depth", "name", "batch_size", "max_length",
+    /// "label", "log_softmax", "threads"} (plugin/builtins/builtins.hpp).
+    static std::shared_ptr<const RerankStage> from_config(const nlohmann::json& config,
+                                                          StageContext& ctx);
     static std::unique_ptr<CrossEncoderStage> from_folder(const std::filesystem::path& dir,
                                                           CrossEncoderOptions options = {});
 

@@ -1,6 +1,7 @@
 #include "rerank/tk_stage.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -70,6 +71,19 @@ std::unique_ptr<plumb::RerankStage> make_tk_stage(const std::filesystem::path& m
                                                   TkStageOptions options) {
     auto model = std::make_shared<const TkModel>(TkModel::load(model_dir));
     return make_tk_stage(std::move(model), std::move(options));
+}
+
+
+std::shared_ptr<const plumb::RerankStage> tk_stage_from_config(const nlohmann::json& c,
+                                                               StageContext& ctx) {
+    const std::string where = "re-rank stage tk";
+    check_keys(c, {"model", "depth", "name", "batch_size", "threads"}, where);
+    TkStageOptions o;
+    o.depth = config_positive_size(c, "depth", o.depth, where);
+    o.batch_size = config_positive_size(c, "batch_size", o.batch_size, where);
+    o.threads = static_cast<int>(config_size(c, "threads", 0, where));
+    o.name = config_string(c, "name", o.name, where);
+    return make_tk_stage(ctx.resolve(config_required_string(c, "model", where)), o);
 }
 
 }  // namespace plumb::rerank

@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <nlohmann/json_fwd.hpp>
 
+#include "plugin/registry.hpp"
 #include "plugin/stage.hpp"
 #include "rerank/tk_model.hpp"
 
@@ -30,6 +32,10 @@ struct TkStageOptions {
 /// InvalidArgument for depth 0 or batch_size 0.
 std::unique_ptr<plumb::RerankStage> make_tk_stage(const std::filesystem::path& model_dir,
                                                   TkStageOptions options = {});
+/// Pipeline factory "tk": {"model": DIR, "depth", "name", "batch_size", "threads"}
+/// (plugin/builtins/builtins.hpp).
+std::shared_ptr<const plumb::RerankStage> tk_stage_from_config(const nlohmann::json& config,
+                                                               StageContext& ctx);
 /// A stage over an already loaded model (shared, read-only).
 std::unique_ptr<plumb::RerankStage> make_tk_stage(std::shared_ptr<const TkModel> model,
                                                   TkStageOptions options = {});

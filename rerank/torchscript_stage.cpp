@@ -239,4 +239,21 @@ std::unique_ptr<TorchScriptStage> make_torchscript_stage(const fs::path& path,
     return std::make_unique<TorchScriptStage>(std::move(base));
 }
 
+
+std::shared_ptr<const RerankStage> TorchScriptStage::from_config(const nlohmann::json& c,
+                                                                 StageContext& ctx) {
+    const std::string where = "re-rank stage torchscript";
+    check_keys(c,
+               {"model", "depth", "name", "batch_size", "max_length", "threads", "token_type_ids"},
+               where);
+    TorchScriptStageOptions o;
+    o.pass_token_type_ids = config_bool(c, "token_type_ids", true, where);
+    o.depth = config_positive_size(c, "depth", o.depth, where);
+    o.batch_size = config_positive_size(c, "batch_size", o.batch_size, where);
+    o.max_length = config_positive_size(c, "max_length", o.max_length, where);
+    o.threads = static_cast<int>(config_size(c, "threads", 0, where));
+    o.name = config_string(c, "name", o.name, where);
+    return make_torchscript_stage(ctx.resolve(config_required_string(c, "model", where)), o);
+}
+
 }  // namespace plumb::rerank

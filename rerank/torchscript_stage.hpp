@@ -32,7 +32,9 @@
 #include <span>
 #include <string>
 #include <vector>
+#include <nlohmann/json_fwd.hpp>
 
+#include "plugin/registry.hpp"
 #include "plugin/stage.hpp"
 #include "rerank/wordpiece.hpp"
 
@@ -60,6 +62,10 @@ public:
     /// not a TorchScript archive (naming the file), InvalidArgument for bad options, and the
     /// tokenizer's errors (IoError/ParseError) for the vocabulary.
     explicit TorchScriptStage(TorchScriptStageOptions options);
+    /// Pipeline factory "torchscript": {"model": FILE_OR_DIR, "depth", "name", "batch_size",
+    /// "max_length", "threads", "token_type_ids"} (plugin/builtins/builtins.hpp).
+    static std::shared_ptr<const RerankStage> from_config(const nlohmann::json& config,
+                                                          StageContext& ctx);
     ~TorchScriptStage() override;
     TorchScriptStage(const TorchScriptStage&) = delete;
     TorchScriptStage& operator=(const TorchScriptStage&) = delete;

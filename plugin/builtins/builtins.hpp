@@ -14,13 +14,19 @@
 ///   "hybrid"  {"stages": [first stage, first stage, ...], "method": "rrf" | "interp",
 ///              "alpha": 0.5 (interp: weight of the first), "rrf_k": 60, "name": "hybrid"}
 ///             Each stage retrieves the pipeline's candidate depth; the fused list is cut to it.
+///   "run"     {"run": FILE} a TREC run (any line order, gzip, 3 or 6 columns) in trec_eval's
+///             order; queries the run lacks get empty lists.
 /// Re-rank stages ("rerank"; all take "depth" (100) and "name"):
 ///   "tk"          {"model": DIR, "batch_size": 64, "threads": 0}
 ///   "cat"         {"model": HF_DIR, "batch_size": 32, "max_length": 512, "label": -1,
 ///                  "log_softmax": false, "threads": 0}            (BERT-CAT cross-encoder)
-///   "dot"         {"model": HF_DIR, "batch_size": 32, "pooling": "cls", "similarity": "dot",
-///                  "threads": 0}                                  (BERT-DOT re-scoring)
-///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0}
+///   "dot"         {"model": HF_DIR, "batch_size": 32, "max_length": 256, "pooling": "cls",
+///                  "similarity": "dot", "threads": 0}             (BERT-DOT re-scoring)
+///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0,
+///                  "token_type_ids": true}
+/// Each factory is its stage's from_config() (index/bm25_retriever.hpp, rerank/bi_encoder.hpp,
+/// rerank/hybrid_retriever.hpp, eval/run_retriever.hpp, rerank/tk_stage.hpp,
+/// rerank/cross_encoder.hpp, rerank/torchscript_stage.hpp, debias/post_filters.hpp).
 /// Post-filters ("post_filters"): "fair_topk", "bias_balance" (alias "balance"),
 ///   "near_duplicates" (alias "dedup"), configured as in debias/post_filters.hpp; their document
 ///   source is the pipeline's. Each reports bias and utility before and after for every query in
