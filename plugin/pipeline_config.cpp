@@ -9,8 +9,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "plugin/error.hpp"

@@ -91,19 +91,82 @@ struct Rng {  // splitmix64: same mutation sequence on every run
     std::size_t below(std::size_t n) { return n ? static_cast<std::size_t>(next() % n) : 0; }
 };
 
-const char kBytes[] = {'\0', '\r', '\n', '\t', ' ', '"', '\\', '{', '}', '[', ']', ':', ',',
-                       '<', '>', '/', '%', '*', '#', '-', '.', '0', '9', 'e', '\x7f',
-                       '\x80', '\xbf', '\xc0', '\xed', '\xef', '\xf4', '\xff'};
-const char* const kTokens[] = {
-    "\r\n", "\r", "\xEF\xBB\xBF", "\x1f\x8b", "\xC3\xA9", "\xE2\x80\xA8", "\xF0\x9F\x98\x80",
-    "\xED\xA0\x80", "\xC0\xAF", "\xF4\x90\x80\x80", "\t\t", "  ", "\"\"", "null", "true",
-    "false", "-1", "0", "-0", "4294967296", "18446744073709551616", "9223372036854775807",
-    "-9223372036854775809", "99999999999999999999999999", "1e308", "1e999", "-1e999", "NaN",
-    "nan", "inf", "-inf", "0x10", "1.5", "2147483648", "&amp;", "&#0;", "&#x110000;", "&#99999999999;",
-    "<DOC>", "</DOC>", "<DOCNO>", "</DOCNO>", "<TEXT>", "</TEXT>", "<top>", "</top>", "<num>",
-    "<title>", "<desc>", "<narr>", "<!--", "-->", "<script>", "<![CDATA[", "]]>", "%\n", "*",
-    "\"_id\":", "\"text\":", "\"passages\":", "\"data\":", "\"shape\":", "\"dtype\":",
-    "\"data_offsets\":", "---\n", "- ", ": ", "&a", "*a", "!!binary", "{}", "[]"};
+const char kBytes[] = {'\0',   '\r',   '\n',   '\t',   ' ',    '"',    '\\',   '{',
+                       '}',    '[',    ']',    ':',    ',',    '<',    '>',    '/',
+                       '%',    '*',    '#',    '-',    '.',    '0',    '9',    'e',
+                       '\x7f', '\x80', '\xbf', '\xc0', '\xed', '\xef', '\xf4', '\xff'};
+const char* const kTokens[] = {"\r\n",
+                               "\r",
+                               "\xEF\xBB\xBF",
+                               "\x1f\x8b",
+                               "\xC3\xA9",
+                               "\xE2\x80\xA8",
+                               "\xF0\x9F\x98\x80",
+                               "\xED\xA0\x80",
+                               "\xC0\xAF",
+                               "\xF4\x90\x80\x80",
+                               "\t\t",
+                               "  ",
+                               "\"\"",
+                               "null",
+                               "true",
+                               "false",
+                               "-1",
+                               "0",
+                               "-0",
+                               "4294967296",
+                               "18446744073709551616",
+                               "9223372036854775807",
+                               "-9223372036854775809",
+                               "99999999999999999999999999",
+                               "1e308",
+                               "1e999",
+                               "-1e999",
+                               "NaN",
+                               "nan",
+                               "inf",
+                               "-inf",
+                               "0x10",
+                               "1.5",
+                               "2147483648",
+                               "&amp;",
+                               "&#0;",
+                               "&#x110000;",
+                               "&#99999999999;",
+                               "<DOC>",
+                               "</DOC>",
+                               "<DOCNO>",
+                               "</DOCNO>",
+                               "<TEXT>",
+                               "</TEXT>",
+                               "<top>",
+                               "</top>",
+                               "<num>",
+                               "<title>",
+                               "<desc>",
+                               "<narr>",
+                               "<!--",
+                               "-->",
+                               "<script>",
+                               "<![CDATA[",
+                               "]]>",
+                               "%\n",
+                               "*",
+                               "\"_id\":",
+                               "\"text\":",
+                               "\"passages\":",
+                               "\"data\":",
+                               "\"shape\":",
+                               "\"dtype\":",
+                               "\"data_offsets\":",
+                               "---\n",
+                               "- ",
+                               ": ",
+                               "&a",
+                               "*a",
+                               "!!binary",
+                               "{}",
+                               "[]"};
 
 void mutate_once(std::string& s, const std::vector<std::string>& seeds, Rng& rng) {
     switch (rng.below(11)) {
@@ -155,9 +218,9 @@ void mutate_once(std::string& s, const std::vector<std::string>& seeds, Rng& rng
             break;
         }
         case 9: {  // replace a digit run with a huge or odd number
-            static const char* nums[] = {"18446744073709551615", "-9223372036854775808",
-                                         "99999999999", "1e400", "-1", "0", "4294967295",
-                                         "2147483647", "65536"};
+            static const char* nums[] = {
+                "18446744073709551615", "-9223372036854775808", "99999999999", "1e400", "-1", "0",
+                "4294967295",           "2147483647",           "65536"};
             const auto at = s.find_first_of("0123456789", rng.below(s.size() + 1));
             if (at == std::string::npos) break;
             auto end = s.find_first_not_of("0123456789", at);
@@ -191,7 +254,7 @@ bool read_whole(const std::string& path, std::string& out) {
 }
 
 void add_seeds(const std::string& path, std::vector<std::string>& seeds) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         std::fprintf(stderr, "fuzz driver: no such seed file or folder: %s\n", path.c_str());
         std::exit(2);

@@ -25,8 +25,8 @@ namespace plumb::fuzz {
 /// This process's scratch folder (created once, removed at exit).
 inline const std::filesystem::path& scratch_dir() {
     static const std::filesystem::path dir = [] {
-        auto d = std::filesystem::temp_directory_path() /
-                 ("plumb_fuzz_" + std::to_string(::getpid()));
+        auto d =
+            std::filesystem::temp_directory_path() / ("plumb_fuzz_" + std::to_string(::getpid()));
         std::error_code ec;
         std::filesystem::remove_all(d, ec);
         std::filesystem::create_directories(d);

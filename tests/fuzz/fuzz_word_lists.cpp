@@ -25,21 +25,41 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (void)eval::count_gender_words("She and he, HIS hers.", words);
                 break;
             }
-            case 1: (void)eval::read_qid_list(path); break;
-            case 2: (void)debias::read_gendered_queries(path); break;
-            case 3: (void)eval::read_bias_file(path); break;
-            case 4: (void)eval::read_bias_file(path, eval::BiasVariant::Tf); break;
-            case 5: (void)eval::read_bias_labels(path); break;
-            case 6: (void)eval::read_category_vectors(path); break;
-            case 7: (void)eval::read_mats_json(path); break;
-            case 8: (void)eval::read_query_attributes(path); break;
+            case 1:
+                (void)eval::read_qid_list(path);
+                break;
+            case 2:
+                (void)debias::read_gendered_queries(path);
+                break;
+            case 3:
+                (void)eval::read_bias_file(path);
+                break;
+            case 4:
+                (void)eval::read_bias_file(path, eval::BiasVariant::Tf);
+                break;
+            case 5:
+                (void)eval::read_bias_labels(path);
+                break;
+            case 6:
+                (void)eval::read_category_vectors(path);
+                break;
+            case 7:
+                (void)eval::read_mats_json(path);
+                break;
+            case 8:
+                (void)eval::read_query_attributes(path);
+                break;
             case 9: {
                 auto shown = eval::read_shown_ranks(path);
                 for (unsigned k = 1; k <= 3; ++k) (void)eval::subset_qids(shown, k);
                 break;
             }
-            case 10: (void)debias::read_qrels(path); break;
-            case 11: (void)debias::read_rotation_offsets(path); break;
+            case 10:
+                (void)debias::read_qrels(path);
+                break;
+            case 11:
+                (void)debias::read_rotation_offsets(path);
+                break;
             default:
                 (void)debias::read_tsv_map(path);
                 (void)debias::read_generated_pairs(path);
