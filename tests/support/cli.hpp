@@ -6,14 +6,6 @@
 #include <cstdio>
 #include <string>
 
-/// Skips the current GoogleTest test in a tree built without LibTorch (PLUMB_WITH_TORCH=OFF: the
-/// sanitizer trees), where `plumb` has no Torch command module (mats, rerank, tk, train,
-/// pipeline, search --pipeline, ...).
-#define PLUMB_REQUIRE_TORCH_CLI()                                                     \
-    do {                                                                               \
-        if (!PLUMB_TEST_WITH_TORCH) GTEST_SKIP() << "needs plumb's Torch command module"; \
-    } while (0)
-
 namespace plumb::test {
 
 struct CliResult {
