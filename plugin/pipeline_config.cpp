@@ -1,5 +1,6 @@
 #include "plugin/pipeline_config.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "plugin/error.hpp"
@@ -154,6 +156,53 @@ struct YamlBudget {
     std::size_t max_depth = 256;
 };
 
+/// Counts the documents of a YAML stream without building them; remembers where the last one's
+/// first node is (where YAML::Node::Mark() would point).
+struct DocumentCounter : YAML::EventHandler {
+    std::size_t documents = 0;
+    std::uint64_t last_line = 0;  ///< 1-based, 0 when unknown
+    bool fresh = false;
+    void at(const YAML::Mark& m) {
+        if (fresh) last_line = m.is_null() ? last_line : static_cast<std::uint64_t>(m.line) + 1;
+        fresh = false;
+    }
+    void OnDocumentStart(const YAML::Mark& m) override {
+        ++documents;
+        last_line = m.is_null() ? 0 : static_cast<std::uint64_t>(m.line) + 1;
+        fresh = true;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { at(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { at(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+        at(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+        at(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+        at(m);
+    }
+    void OnMapEnd() override {}
+};
+
+/// Line of a second document in `text`, if there is one. Reads at most two documents:
+/// YAML::LoadAll never returns on some inputs (yaml-cpp 0.7: a lone "," yields empty documents
+/// without consuming input, and LoadAll collects them until memory runs out).
+std::optional<std::uint64_t> second_document_line(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
+    }
+    if (counter.documents > 1) return counter.last_line;
+    return std::nullopt;
+}
+
 std::uint64_t mark_line(const YAML::Node& node) {
     const auto m = node.Mark();
     return m.is_null() ? 0 : static_cast<std::uint64_t>(m.line) + 1;
@@ -239,13 +288,14 @@ Pipeline pipeline_from_yaml(std::string_view yaml_text, Registry& registry, Stag
                             const std::string& source) {
     json config;
     try {
-        std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
-        if (docs.size() > 1) {
-            throw ParseError(source, mark_line(docs[1]),
+        const std::string text(yaml_text);
+        if (const auto second = second_document_line(text)) {
+            throw ParseError(source, *second,
                              "invalid YAML: a second document (one pipeline per file)");
         }
+        const YAML::Node doc = YAML::Load(text);
         YamlBudget budget{1000 + 64 * static_cast<std::uint64_t>(yaml_text.size())};
-        if (!docs.empty()) config = yaml_to_json(docs[0], source, budget, 1);
+        if (doc.IsDefined() && !doc.IsNull()) config = yaml_to_json(doc, source, budget, 1);
     } catch (const YAML::Exception& e) {
         throw ParseError(source, e.mark.is_null() ? 0 : static_cast<std::uint64_t>(e.mark.line) + 1,
                          "invalid YAML: " + e.msg);
