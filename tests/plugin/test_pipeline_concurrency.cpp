@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -64,11 +65,15 @@ TEST(PipelineConcurrency, ConcurrentSearchesEqualSequential) {
     pi::build_index(dir / "c.tsv", dir / "idx", {});
     auto index = pi::PassageIndex::open(dir / "idx");
     auto searcher = std::make_shared<const pi::Bm25Searcher>(index);
+    plumb::StageContext ctx;
+    ctx.set_documents(index);  // the filter reads text beyond the re-ranker's depth
     auto p = plumb::Pipeline::Builder()
                  .first_stage(std::make_shared<pi::Bm25Retriever>(searcher, pi::SearchOptions{}, 2))
                  .rerank(std::make_shared<LengthStage>())
                  .post_filter(plumb::debias::make_post_filter(
-                     R"({"type": "near_duplicates", "shingle": 1, "threshold": 0.8})"))
+                     nlohmann::json::parse(
+                         R"({"type": "near_duplicates", "shingle": 1, "threshold": 0.8})"),
+                     ctx))
                  .documents(index)
                  .k(10)
                  .build();
