@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -865,4 +866,133 @@ TEST(Pipeline, StatisticsUseNearestRankPercentiles) {
     EXPECT_LT(st[1].p50_ms, 80.0);
     EXPECT_LT(st[1].p99_ms, 80.0);
     EXPECT_GE(st[1].p99_ms, st[1].p50_ms);
+}
+
+/// A document source that lacks one document.
+class MissingSource : public plumb::DocumentSource {
+public:
+    MissingSource(std::shared_ptr<const plumb::DocumentSource> s, std::string missing)
+        : m_s(std::move(s)), m_missing(std::move(missing)) {}
+    std::optional<std::string> text(std::string_view id) const override {
+        if (id == m_missing) return std::nullopt;
+        return m_s->text(id);
+    }
+    std::uint64_t size() const override { return m_s->size(); }
+
+private:
+    std::shared_ptr<const plumb::DocumentSource> m_s;
+    std::string m_missing;
+};
+
+TEST(Pipeline, ACandidateWithoutTextIsAnErrorNotAnEmptyPassage) {
+    auto& f = fixture();
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .rerank(std::make_shared<LengthStage>(3))
+                 .documents(std::make_shared<MissingSource>(f.index, "d3"))
+                 .build();
+    // BM25 order for "apple cherry": d4 d1 d3 d2; d3 is in the re-ranked head.
+    try {
+        p.search({"q7", "apple cherry"});
+        FAIL() << "a missing passage was scored as an empty one";
+    } catch (const plumb::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("'d3' (query q7)"), std::string::npos) << e.what();
+    }
+    // Below the head it is never fetched: no error.
+    auto shallow = plumb::Pipeline::Builder()
+                       .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                       .rerank(std::make_shared<LengthStage>(2))
+                       .documents(std::make_shared<MissingSource>(f.index, "d3"))
+                       .build();
+    EXPECT_EQ(ids(shallow.search({"q", "apple cherry"}).list),
+              (std::vector<std::string>{"d1", "d4", "d3", "d2"}));
+}
+
+/// Records the number of lists each rerank() call receives.
+class GroupStage : public plumb::RerankStage {
+public:
+    std::string name() const override { return "group"; }
+    std::size_t depth() const override { return 10; }
+    plumb::StageNeeds needs() const override { return {false}; }
+    std::vector<float> score(const plumb::Query&,
+                             std::span<const plumb::Candidate> c) const override {
+        std::vector<float> out;
+        for (const auto& x : c) out.push_back(-std::stof(x.docid.substr(1)));
+        return out;
+    }
+    void rerank(std::span<const plumb::Query> queries,
+                std::span<plumb::RankedList> lists) const override {
+        std::lock_guard lock(m_mutex);
+        sizes.push_back(queries.size());
+        EXPECT_EQ(queries.size(), lists.size());
+        for (std::size_t i = 0; i < lists.size(); ++i) {
+            EXPECT_EQ(lists[i].qid, queries[i].id);
+            plumb::apply_rerank_scores(lists[i], score(queries[i], lists[i].candidates), name());
+        }
+    }
+    mutable std::vector<std::size_t> sizes;
+
+private:
+    mutable std::mutex m_mutex;
+};
+
+TEST(Pipeline, SearchBatchHandsStagesGroupsOfQueries) {
+    auto& f = fixture();
+    auto stage = std::make_shared<GroupStage>();
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .rerank(stage)
+                 .post_filter(std::make_shared<DropFilter>("d2"))
+                 .build();
+    std::vector<plumb::Query> qs;
+    const char* texts[] = {"apple cherry", "banana", "date", "cherry", "apple"};
+    for (int i = 0; i < 11; ++i) qs.push_back({"q" + std::to_string(i), texts[i % 5]});
+    std::vector<plumb::SearchResult> one;
+    for (const auto& q : qs) one.push_back(p.search(q));
+    stage->sizes.clear();
+    plumb::BatchOptions bo;
+    bo.group = 4;
+    auto grouped = p.search_batch(qs, bo);
+    // 11 queries in groups of 4: 4, 4, 3 lists per call.
+    EXPECT_EQ(stage->sizes, (std::vector<std::size_t>{4, 4, 3}));
+    ASSERT_EQ(grouped.size(), qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+        EXPECT_EQ(grouped[i].list.qid, qs[i].id);
+        EXPECT_EQ(ids(grouped[i].list), ids(one[i].list)) << qs[i].id;
+        ASSERT_EQ(grouped[i].timings.size(), 3u);  // group, ... per query
+    }
+}
+
+TEST(Pipeline, LatencySamplesAreBounded) {
+    auto& f = fixture();
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<pi::Bm25Retriever>(f.searcher))
+                 .build();
+    // 70,000 searches: more than the 65,536 kept per stage; count and mean stay exact.
+    plumb::BatchOptions bo;
+    bo.group = 1000;
+    std::vector<plumb::Query> qs(70000, plumb::Query{"q", "date"});
+    p.search_batch(qs, bo);
+    const auto st = p.stats();
+    ASSERT_EQ(st.size(), 1u);
+    EXPECT_EQ(st[0].count, 70000u);
+    EXPECT_LE(st[0].p50_ms, st[0].p99_ms);
+}
+
+TEST(PipelineConfig, RunFirstStageReadsATrecRunInTrecEvalOrder) {
+    auto& f = fixture();
+    // Lines out of order; d7 and d8 tie: trec_eval ranks ties by docid descending.
+    write_file(f.dir / "in.run",
+               "q2 Q0 d2 1 0.5 r\nq1 Q0 d8 2 1.0 r\nq1 Q0 d1 1 3.0 r\nq1 Q0 d7 3 1.0 r\n");
+    plumb::Registry registry;
+    plumb::register_builtins(registry);
+    plumb::StageContext ctx(f.dir);
+    auto run = registry.make_retriever(nlohmann::json{{"type", "run"}, {"run", "in.run"}}, ctx);
+    std::vector<plumb::Query> qs = {{"q1", ""}, {"q9", ""}, {"q2", ""}};
+    auto lists = run->retrieve(qs, 2);
+    ASSERT_EQ(lists.size(), 3u);
+    EXPECT_EQ(ids(lists[0]), (std::vector<std::string>{"d1", "d8"}));
+    EXPECT_TRUE(lists[1].candidates.empty());
+    EXPECT_EQ(ids(lists[2]), (std::vector<std::string>{"d2"}));
+    EXPECT_FLOAT_EQ(lists[0].candidates[1].score, 1.0f);
 }
