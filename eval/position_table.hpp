@@ -4,7 +4,7 @@
 /// for the main job.
 ///
 /// Table 3: rows = (model, training set), columns = measure × (original test, debiased test,
-/// Δ %). Δ % = (Deb - Orig) / Orig · 100 (undefined when Orig = 0). "Smallest absolute margin
+/// Δ %). Δ % = (Deb - Orig) / Deb · 100, as paper 000 computes it (undefined when Deb = 0). "Smallest absolute margin
 /// per block in bold": a block is one model and one measure (the model's training rows); the
 /// rows whose |Δ| is the block's smallest (within 1e-12) are bold; a block with fewer than two
 /// defined Δ has no bold.
@@ -76,7 +76,7 @@ struct PositionTableOptions {
 struct PositionCell {
     double original = 0.0;        ///< mean over the paired queries (original test)
     double debiased = 0.0;        ///< mean over the paired queries (debiased test)
-    std::optional<double> delta;  ///< (debiased - original) / original; unset if original == 0
+    std::optional<double> delta;  ///< (debiased - original) / debiased; unset if debiased == 0
     bool bold = false;            ///< smallest |delta| of its block
     PairResult test;              ///< Orig (a) vs Deb (b); p-values adjusted across rows
     bool delta_significant = false;

@@ -107,8 +107,9 @@ TEST(PositionTable, DeltaBoldAndMarks) {
     EXPECT_NEAR(a.debiased, 0.3225, 1e-12);
     EXPECT_NEAR(b.debiased, 0.5455, 1e-12);
     ASSERT_TRUE(a.delta && b.delta);
-    EXPECT_NEAR(*a.delta, (0.3225 - 0.545) / 0.545, 1e-12);  // -40.83 %
-    EXPECT_NEAR(*b.delta, 0.0005 / 0.545, 1e-12);            // +0.09 %
+    // Paper 000's Δ: relative to the debiased test set.
+    EXPECT_NEAR(*a.delta, (0.3225 - 0.545) / 0.3225, 1e-12);  // -68.99 %
+    EXPECT_NEAR(*b.delta, 0.0005 / 0.5455, 1e-12);            // +0.09 %
     // Bold: the smaller |Δ| of the TK block.
     EXPECT_FALSE(a.bold);
     EXPECT_TRUE(b.bold);
@@ -149,7 +150,7 @@ TEST(PositionTable, TextMarkdownLatexJson) {
 
     const auto text = format_position_table(t, TableFormat::Text);
     EXPECT_NE(text.find("nDCG@10"), std::string::npos) << text;
-    EXPECT_NE(text.find("-40.8%†"), std::string::npos) << text;
+    EXPECT_NE(text.find("-69.0%†"), std::string::npos) << text;
     EXPECT_NE(text.find("**+0.1%**"), std::string::npos) << text;
     EXPECT_NE(text.find("0.545"), std::string::npos) << text;
     EXPECT_NE(text.find("0.546^a"), std::string::npos) << text;  // 0.5455 at 3 decimals
@@ -163,7 +164,7 @@ TEST(PositionTable, TextMarkdownLatexJson) {
 
     const auto tex = format_position_table(t, TableFormat::Latex);
     EXPECT_NE(tex.find("\\textbf{+0.1\\%}"), std::string::npos) << tex;
-    EXPECT_NE(tex.find("-40.8\\%$^\\dagger$"), std::string::npos) << tex;
+    EXPECT_NE(tex.find("-69.0\\%$^\\dagger$"), std::string::npos) << tex;
     EXPECT_NE(tex.find("0.546$^{a}$"), std::string::npos) << tex;
 
     const auto j = nlohmann::json::parse(format_position_table(t, TableFormat::Json));
@@ -171,12 +172,19 @@ TEST(PositionTable, TextMarkdownLatexJson) {
     EXPECT_EQ(j["rows"][2]["training"], "Debiased");
     EXPECT_TRUE(j["rows"][2]["cells"]["ndcg_cut_10"]["bold"].get<bool>());
     EXPECT_NEAR(j["rows"][1]["cells"]["ndcg_cut_10"]["delta"].get<double>(),
-                (0.3225 - 0.545) / 0.545, 1e-12);
+                (0.3225 - 0.545) / 0.3225, 1e-12);
 }
 
-TEST(PositionTable, ZeroOriginalHasNoDelta) {
+TEST(PositionTable, PaperDeltaAndZeroDebiasedHasNoDelta) {
+    // The paper's check (000, Table 3, TK): nDCG@10 0.371 -> 0.307 is a -20.8 % change.
+    {
+        std::vector<PositionRow> rows{{"TK", "Original", result_of({0.371}), result_of({0.307})}};
+        const auto t = build_position_table(rows, one_column());
+        ASSERT_TRUE(t.rows[0].cells[0].delta);
+        EXPECT_NEAR(*t.rows[0].cells[0].delta * 100, -20.8469, 1e-3);
+    }
     std::vector<double> zero(5, 0.0), some{0.1, 0.2, 0.0, 0.0, 0.0};
-    std::vector<PositionRow> rows{{"M", "x", result_of(zero), result_of(some)},
+    std::vector<PositionRow> rows{{"M", "x", result_of(some), result_of(zero)},
                                   {"M", "y", result_of(some), result_of(some)}};
     const auto t = build_position_table(rows, one_column());
     EXPECT_FALSE(t.rows[0].cells[0].delta);
@@ -187,7 +195,7 @@ TEST(PositionTable, ZeroOriginalHasNoDelta) {
 }
 
 TEST(PositionTable, TiesAreAllBold) {
-    std::vector<double> o{0.4, 0.5, 0.6}, d{0.2, 0.25, 0.3};  // Δ = -50 % for both rows
+    std::vector<double> o{0.4, 0.5, 0.6}, d{0.2, 0.25, 0.3};  // Δ = -100 % for both rows
     std::vector<PositionRow> rows{{"M", "x", result_of(o), result_of(d)},
                                   {"M", "y", result_of(o), result_of(d)}};
     const auto t = build_position_table(rows, one_column());
@@ -332,15 +340,16 @@ TEST(PositionTableCli, TinyRunsAndQrels) {
                              top + " --run TK,Debiased,deb," + top;
     auto r = run_cli(args);
     ASSERT_EQ(r.status, 0) << r.out;
-    // Original: Δ nDCG = 1/log2(3) - 1 = -36.9 %; MRR: 0.5 - 1 = -50.0 %; Recall@10: 0.0 %.
-    EXPECT_NE(r.out.find("-36.9%"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("-50.0%"), std::string::npos) << r.out;
+    // Original, Δ = (Deb - Orig) / Deb: nDCG (1/log2(3) - 1) / (1/log2(3)) = 1 - log2(3)
+    // = -58.5 %; MRR (0.5 - 1) / 0.5 = -100.0 %; Recall@10: 0.0 %.
+    EXPECT_NE(r.out.find("-58.5%"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("-100.0%"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("**+0.0%**"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0.631"), std::string::npos) << r.out;
     r = run_cli(args + " --format json");
     ASSERT_EQ(r.status, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);
-    EXPECT_NEAR(j["rows"][0]["cells"]["mrr_cut_10"]["delta"].get<double>(), -0.5, 1e-12);
+    EXPECT_NEAR(j["rows"][0]["cells"]["mrr_cut_10"]["delta"].get<double>(), -1.0, 1e-12);
     EXPECT_TRUE(j["rows"][1]["cells"]["ndcg_cut_10"]["bold"].get<bool>());
     // Bad input: a missing deb run, a bad test-set name, a malformed spec, a bad run file.
     r = run_cli("position-table --qrels " + qp.string() + " --run TK,Original,orig," + top);
