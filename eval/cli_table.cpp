@@ -270,7 +270,7 @@ const cli::CommandRegistrar kPositionTableCommand("position-table", [](CLI::App&
     sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
     sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
     sub->footer(
-        "Delta % = (Deb - Orig) / Orig. Bold (**x**): smallest |delta| of a model's rows per\n"
+        "Delta % = (Deb - Orig) / Deb (paper 000). Bold (**x**): smallest |delta| of a model's rows per\n"
         "measure. Dagger: Orig vs Deb significant for that row (paired by qid; family = rows of\n"
         "one measure). ^ab: better than the model's training rows a, b on the same test set.\n"
         "Queries: every qrels query (as trec_eval -c; missing from a run = 0).");
