@@ -338,7 +338,9 @@ void DenseIndex::build(const fs::path& dir, const DenseIndexOptions& options,
     } catch (const faiss::FaissException& e) {
         throw InvalidArgument("FAISS factory '" + options.factory + "': " + e.msg);
     }
-    const fs::path tmp = dir / ("index.faiss.tmp." + std::to_string(::getpid()));
+    // "<target>.tmp.<pid>.0": the next build removes it if this process is killed.
+    remove_stale_temporaries(dir / "index.faiss");
+    const fs::path tmp = dir / ("index.faiss.tmp." + std::to_string(::getpid()) + ".0");
     try {
         if (!index->is_trained) index->train(n, store.vectors.data());
         constexpr faiss::Index::idx_t kStep = 16384;

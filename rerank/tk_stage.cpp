@@ -7,29 +7,11 @@
 #include <vector>
 
 #include "plugin/error.hpp"
+#include "rerank/bert.hpp"
 
 namespace plumb::rerank {
 
 namespace {
-
-class ThreadScope {
-public:
-    explicit ThreadScope(int threads) {
-        if (threads > 0) {
-            m_saved = tk_intra_op_threads();
-            if (m_saved != threads) tk_set_intra_op_threads(threads);
-            else m_saved = 0;
-        }
-    }
-    ~ThreadScope() {
-        if (m_saved > 0) tk_set_intra_op_threads(m_saved);
-    }
-    ThreadScope(const ThreadScope&) = delete;
-    ThreadScope& operator=(const ThreadScope&) = delete;
-
-private:
-    int m_saved = 0;
-};
 
 class TkStage final : public plumb::RerankStage {
 public:
@@ -50,7 +32,7 @@ public:
         std::vector<std::string_view> passages;
         passages.reserve(n);
         for (std::size_t i = 0; i < n; ++i) passages.emplace_back(candidates[i].text);
-        ThreadScope threads(m_options.threads);
+        TorchThreadsScope threads(m_options.threads);
         return m_model->score(query.text, std::span<const std::string_view>(passages),
                               m_options.batch_size);
     }

@@ -10,6 +10,7 @@
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/bert.hpp"
 #include "rerank/checkpoint_format.hpp"
 
 namespace plumb::rerank {
@@ -156,7 +157,6 @@ TorchScriptStage::TorchScriptStage(TorchScriptStageOptions options)
     }
     if (!m_impl->module.find_method("forward")) m_impl->fail("the module has no forward()");
     m_impl->module.eval();
-    if (opt.threads > 0) at::set_num_threads(opt.threads);
 }
 
 TorchScriptStage::~TorchScriptStage() = default;
@@ -170,11 +170,13 @@ std::vector<float> TorchScriptStage::score(const Query& query,
     std::vector<std::string_view> passages;
     passages.reserve(n);
     for (std::size_t i = 0; i < n; ++i) passages.push_back(candidates[i].text);
+    TorchThreadsScope threads(m_impl->opt.threads);
     return m_impl->score(query.text, passages);
 }
 
 std::vector<float> TorchScriptStage::score_pairs(std::string_view query,
                                                  std::span<const std::string_view> passages) const {
+    TorchThreadsScope threads(m_impl->opt.threads);
     return m_impl->score(query, passages);
 }
 

@@ -19,8 +19,9 @@
 /// `group_by_length` is set, the candidates of a query are sorted by tokenized length before
 /// batching (less padding), and scores are returned in candidate order. Scores do not depend on
 /// the batch size or grouping up to float tolerance, as long as the model honours the mask.
-/// `threads` > 0 sets Torch's intra-op thread count (at::set_num_threads, process-wide: it is
-/// explicit configuration, done once at construction); 0 leaves Torch's setting alone. Thread
+/// `threads` > 0 sets Torch's intra-op thread count while the stage scores (TorchThreadsScope,
+/// restored afterwards; the setting is process-wide while it lasts); 0 leaves Torch's setting
+/// alone. Thread
 /// counts multiply with the host's threads. The stage is const after construction; concurrent
 /// score() calls are allowed (the TorchScript interpreter is re-entrant for inference).
 /// Also accepted as output: a dict with a "logits" entry.
@@ -52,7 +53,7 @@ struct TorchScriptStageOptions {
     std::int64_t positive_index = 1;  ///< column of a [B, C>=2] output used as the score
     bool pass_token_type_ids = true;  ///< pass token_type_ids as the third argument
     bool group_by_length = true;      ///< sort candidates by length before batching
-    int threads = 0;                  ///< Torch intra-op threads (process-wide); 0 = unchanged
+    int threads = 0;                  ///< Torch intra-op threads while scoring; 0 = unchanged
     std::string name = "torchscript"; ///< stage name (score trace key)
 };
 

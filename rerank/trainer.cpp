@@ -19,6 +19,7 @@
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/bert.hpp"
 #include "rerank/detail/train_losses.hpp"
 #include "rerank/detail/trainable.hpp"
 
@@ -691,15 +692,7 @@ TrainReport Session::run() {
     if (m_val && !m_val->qrels) throw InvalidArgument("train: validation set without qrels");
     fs::create_directories(m_o.output);
 
-    const int old_threads = at::get_num_threads();
-    struct ThreadsRestore {
-        int n;
-        bool on;
-        ~ThreadsRestore() {
-            if (on) at::set_num_threads(n);
-        }
-    } restore{old_threads, m_o.threads > 0};
-    if (m_o.threads > 0) at::set_num_threads(m_o.threads);
+    TorchThreadsScope threads(m_o.threads);  // restored when training ends
     torch::manual_seed(m_o.seed);
 
     if (m_o.objective == Objective::Ibbr) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <unistd.h>
@@ -19,7 +20,17 @@ public:
     ProgressBar(std::string label, std::string unit, bool enabled = true)
         : m_label(std::move(label)), m_unit(std::move(unit)), m_enabled(enabled),
           m_tty(::isatty(2) != 0), m_start(std::chrono::steady_clock::now()) {}
-    ~ProgressBar() { finish(); }
+    /// Draws the final line, unless an error is unwinding the command: then a summary such as
+    /// "0 queries" before the error message would mislead, and only a started line is ended.
+    ~ProgressBar() {
+        if (std::uncaught_exceptions() > m_uncaught) {
+            std::lock_guard lock(m_mutex);
+            if (m_enabled && !m_finished && m_tty && m_drawn) std::fputc('\n', stderr);
+            m_finished = true;
+            return;
+        }
+        finish();
+    }
 
     /// A callback to hand to library functions.
     ProgressCallback callback() {
@@ -70,6 +81,7 @@ private:
                           m_unit.c_str(), secs);
             line += buf;
         }
+        m_drawn = true;
         if (m_tty) {
             std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
         } else {
@@ -79,7 +91,8 @@ private:
     }
 
     std::string m_label, m_unit;
-    bool m_enabled, m_tty, m_finished = false;
+    bool m_enabled, m_tty, m_finished = false, m_drawn = false;
+    int m_uncaught = std::uncaught_exceptions();
     std::mutex m_mutex;
     std::uint64_t m_done = 0, m_total = 0;
     std::chrono::steady_clock::time_point m_start, m_last{};
