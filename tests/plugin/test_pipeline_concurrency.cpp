@@ -1,4 +1,5 @@
-// A pipeline of Torch-free stages (BM25, a text re-rank stage, the near-duplicates post-filter)
+// A pipeline of Torch-free stages (BM25, a text re-rank stage, the near-duplicates post-filter
+// over the re-ranked head, which has text)
 // searched from several threads at once: the results equal sequential ones. Needs no LibTorch,
 // so that the ThreadSanitizer tree (PLUMB_SANITIZE=thread scripts/test) runs it.
 #include <gtest/gtest.h>
@@ -71,8 +72,8 @@ TEST(PipelineConcurrency, ConcurrentSearchesEqualSequential) {
                  .first_stage(std::make_shared<pi::Bm25Retriever>(searcher, pi::SearchOptions{}, 2))
                  .rerank(std::make_shared<LengthStage>())
                  .post_filter(plumb::debias::make_post_filter(
-                     nlohmann::json::parse(
-                         R"({"type": "near_duplicates", "shingle": 1, "threshold": 0.8})"),
+                     nlohmann::json::parse(R"({"type": "near_duplicates", "shingle": 1,
+                                               "threshold": 0.8, "depth": 5})"),
                      ctx))
                  .documents(index)
                  .k(10)
