@@ -107,6 +107,19 @@ void wide_to_utf8(const wchar_t* s, std::size_t n, std::string& out) {
     }
 }
 
+namespace {
+
+/// Lucene++'s StopAnalyzer::ENGLISH_STOP_WORDS_SET() fills a static on first use, outside any
+/// synchronisation ThreadSanitizer can see (PLUMB_SANITIZE=thread reported index-builder and
+/// search threads racing on it): fetch it once, under C++'s thread-safe static initialisation.
+const Lucene::HashSet<Lucene::String>& english_stop_words() {
+    static const Lucene::HashSet<Lucene::String> set =
+        Lucene::StopAnalyzer::ENGLISH_STOP_WORDS_SET();
+    return set;
+}
+
+}  // namespace
+
 AnalysisChain::AnalysisChain(const AnalysisOptions& options) : m_options(options) {
     using namespace Lucene;
     if (options.analyzer == AnalyzerKind::Anserini) return;  // no Lucene++ objects needed
@@ -115,7 +128,7 @@ AnalysisChain::AnalysisChain(const AnalysisOptions& options) : m_options(options
     TokenStreamPtr ts = newLucene<StandardFilter>(m_tokenizer);
     ts = newLucene<LowerCaseFilter>(ts);
     if (options.stop) {
-        ts = newLucene<StopFilter>(true, ts, StopAnalyzer::ENGLISH_STOP_WORDS_SET());
+        ts = newLucene<StopFilter>(true, ts, english_stop_words());
     }
     if (options.stem) ts = newLucene<PorterStemFilter>(ts);
     m_top = ts;
