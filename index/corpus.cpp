@@ -474,6 +474,13 @@ bool CorpusReader::next(Document& doc) {
         }
         try {
             if (m.source->next(doc)) {
+                // Every format (an HTML or TREC document too, not only a text line): a NUL
+                // would cut the passage at the analyzer's C strings.
+                if (doc.text.find('\0') != std::string::npos ||
+                    doc.title.find('\0') != std::string::npos) {
+                    throw detail::BadRecord{"document '" + doc.id + "' holds a NUL byte",
+                                            m.source->line()};
+                }
                 ++m.share.good;
                 m.line = m.source->line();
                 m.name = m.source->name();

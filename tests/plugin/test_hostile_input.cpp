@@ -364,3 +364,16 @@ TEST(HostileTemporaries, FoldersOfDeadProcessesAreRemovedLiveOnesKept) {
     EXPECT_TRUE(fs::exists(other));  // another target's
     EXPECT_TRUE(fs::exists(dir / "idx" / "plumb-index.json"));
 }
+
+TEST(HostileCorpus, NulInAnHtmlDocumentIsAnErrorNamingTheFile) {
+    TempDir dir("hostile");
+    fs::create_directories(dir / "html");
+    write(dir / "html" / "a.html", "<html><body>fine text</body></html>");
+    write(dir / "html" / "b.html", std::string("<html><body>cut\0here</body></html>", 34));
+    auto r = run_plumb("index -q --format html -c " + quoted(dir / "html") + " -i " +
+                       quoted(dir / "i"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_TRUE(contains(r.out, "b.html")) << r.out;
+    EXPECT_TRUE(contains(r.out, "NUL byte")) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "i"));
+}
