@@ -111,11 +111,7 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
     }
     if (!a.index.empty() || !a.corpus.empty()) {
         std::unordered_set<std::string> wanted;
-        if (!a.corpus.empty()) {
-            for (const auto& list : run->retrieve(run->queries(), run->max_depth())) {
-                for (const auto& c : list.candidates) wanted.emplace(c.docid);
-            }
-        }
+        if (!a.corpus.empty()) wanted = run->docids(run->max_depth());
         ctx.set_documents(plumb::index::open_document_source(a.index, a.corpus, &wanted, a.format));
     } else if (needs_text) {
         throw plumb::InvalidArgument("debias post-filter: filter '" + type +

@@ -41,6 +41,15 @@ std::shared_ptr<const Retriever> RunRetriever::from_config(const nlohmann::json&
     return open(ctx.resolve(config_required_string(config, "run", where)));
 }
 
+std::unordered_set<std::string> RunRetriever::docids(std::size_t depth) const {
+    std::unordered_set<std::string> out;
+    for (const auto& [qid, list] : m_lists) {
+        const std::size_t n = std::min(depth, list.candidates.size());
+        for (std::size_t i = 0; i < n; ++i) out.insert(list.candidates[i].docid);
+    }
+    return out;
+}
+
 std::vector<RankedList> RunRetriever::retrieve(std::span<const Query> queries,
                                                std::size_t k) const {
     std::vector<RankedList> out;

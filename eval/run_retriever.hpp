@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "eval/run.hpp"
@@ -35,6 +36,9 @@ public:
 
     /// Queries of the run in order of first appearance (their text is empty).
     const std::vector<Query>& queries() const noexcept { return m_queries; }
+    /// Documents among the first `depth` of any query's list (e.g. the passages whose text a
+    /// re-ranker at that depth needs).
+    std::unordered_set<std::string> docids(std::size_t depth) const;
     /// Longest list of the run.
     std::size_t max_depth() const noexcept { return m_max_depth; }
     /// The run's tag (its last line's).

@@ -46,11 +46,8 @@ std::shared_ptr<const Retriever> Bm25Retriever::from_config(const nlohmann::json
         config_double(c, "original_query_weight", o.rm3_params.original_query_weight, where));
     const auto threads = static_cast<unsigned>(config_positive_size(c, "threads", 1, where));
     auto idx = shared_passage_index(ctx, dir);
-    std::error_code ec;
-    const auto canonical = std::filesystem::weakly_canonical(dir, ec);
     auto searcher = ctx.shared<const Bm25Searcher>(
-        "bm25:" + (ec ? dir : canonical).string(),
-        [&] { return std::make_shared<const Bm25Searcher>(idx); });
+        resource_key("bm25:", dir), [&] { return std::make_shared<const Bm25Searcher>(idx); });
     ctx.offer_documents(idx);
     return std::make_shared<const Bm25Retriever>(searcher, o, threads);
 }

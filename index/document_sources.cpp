@@ -54,12 +54,16 @@ std::shared_ptr<const DocumentSource> open_document_source(
     throw ConfigError("a passage text source is needed: --index DIR or --corpus FILE");
 }
 
-std::shared_ptr<const PassageIndex> shared_passage_index(StageContext& ctx,
-                                                         const std::filesystem::path& dir) {
+std::string resource_key(const std::string& prefix, const std::filesystem::path& dir) {
     std::error_code ec;
     const auto canonical = std::filesystem::weakly_canonical(dir, ec);
-    const std::string key = "index:" + (ec ? dir : canonical).string();
-    return ctx.shared<const PassageIndex>(key, [&] { return PassageIndex::open(dir); });
+    return prefix + (ec ? dir : canonical).string();
+}
+
+std::shared_ptr<const PassageIndex> shared_passage_index(StageContext& ctx,
+                                                         const std::filesystem::path& dir) {
+    return ctx.shared<const PassageIndex>(resource_key("index:", dir),
+                                          [&] { return PassageIndex::open(dir); });
 }
 
 }  // namespace plumb::index

@@ -15,6 +15,10 @@ namespace plumb::index {
 
 class PassageIndex;
 
+/// `prefix` + the canonical form of `dir` (as given when it cannot be resolved): the key of a
+/// resource opened once per StageContext.
+std::string resource_key(const std::string& prefix, const std::filesystem::path& dir);
+
 /// The passage index at `dir`, opened once per StageContext (stages configured on the same
 /// index share it).
 std::shared_ptr<const PassageIndex> shared_passage_index(StageContext& ctx,

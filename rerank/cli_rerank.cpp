@@ -85,11 +85,7 @@ void run_rerank(const RerankArgs& a) {
     if (a.depth == 0 || a.batch == 0) throw plumb::ConfigError("--depth and --batch must be > 0");
     const auto run = plumb::eval::RunRetriever::open(a.run);
     std::unordered_set<std::string> wanted;
-    if (!a.corpus.empty()) {
-        for (const auto& l : run->retrieve(run->queries(), a.depth)) {
-            for (const auto& c : l.candidates) wanted.insert(c.docid);
-        }
-    }
+    if (!a.corpus.empty()) wanted = run->docids(a.depth);
     pi::TopicReadOptions topic_options;
     topic_options.fields = pi::parse_topic_fields(a.topic_field);
     const auto topics = pi::read_topics(a.topics, topic_options);
