@@ -92,7 +92,7 @@ PostFilterReport BiasBalance::apply_with_report(const Query&, RankedList& list) 
         cands = std::move(out);
         r.after = summarize_ranking(cands, r.k, m_bias);
         r.score_loss = spent;
-        rewrite_scores(cands, name());
+        rewrite_scores(cands);
     } else {
         r.after = r.before;
     }

@@ -185,7 +185,7 @@ PostFilterReport FairTopK::apply_with_report(const Query&, RankedList& list) con
     for (std::size_t i = 0; i < n; ++i) prot_after[i] = prot[order[i]];
     prot = std::move(prot_after);
     r.after.protected_count = count_protected(identity);
-    if (r.changed) rewrite_scores(cands, name());
+    if (r.changed) rewrite_scores(cands);
     return r;
 }
 

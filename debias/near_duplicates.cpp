@@ -120,7 +120,7 @@ PostFilterReport NearDuplicates::apply_with_report(const Query&, RankedList& lis
         cands = std::move(out);
     }
     r.after = summarize_ranking(cands, r.k, m_bias);
-    if (r.changed && m_options.demote) rewrite_scores(cands, name());
+    if (r.changed && m_options.demote) rewrite_scores(cands);
     return r;
 }
 

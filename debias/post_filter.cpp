@@ -116,10 +116,9 @@ RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t
     return s;
 }
 
-void rewrite_scores(std::vector<Candidate>& list, const std::string& filter) {
+void rewrite_scores(std::vector<Candidate>& list) {
     float prev = std::numeric_limits<float>::infinity();
     for (auto& c : list) {
-        c.trace.push_back({filter, c.score});
         float s = std::min(c.score, prev);
         if (!(s < prev)) s = std::nextafter(prev, -std::numeric_limits<float>::infinity());
         c.score = s;

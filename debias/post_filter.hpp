@@ -20,8 +20,8 @@
 ///   DCG = Σ_{i=1..k} s_i / log2(i + 1). Scores are each candidate's score as it entered the
 ///   filter, so the loss = before - after is measured in the stage's score units.
 /// - After a re-ordering the candidates' scores are rewritten so that score order equals the new
-///   rank order (needed by trec_eval): each candidate's input score is kept in its trace under the
-///   filter's name, and its new score is min(input score, previous new score), lowered to the next
+///   rank order (needed by trec_eval): the trace is left as it is (a filter computes no score;
+///   the input score is the trace entry of the stage that computed it), and the new score is min(input score, previous new score), lowered to the next
 ///   smaller float when needed to be strictly below the previous one. An unchanged list is not
 ///   touched at all (no trace entry).
 ///
@@ -133,7 +133,8 @@ RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t
                                  const PassageBias& bias, std::size_t* missing = nullptr);
 
 /// Rewrites scores after a re-ordering (see the file comment): on entry each candidate's score is
-/// its input score and `list` is in the new order.
-void rewrite_scores(std::vector<Candidate>& list, const std::string& filter);
+/// its input score and `list` is in the new order. The trace is left as it is: the input score
+/// is the entry of the stage that computed it (see Candidate::trace).
+void rewrite_scores(std::vector<Candidate>& list);
 
 }  // namespace plumb::debias

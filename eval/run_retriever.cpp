@@ -61,6 +61,7 @@ std::vector<RankedList> RunRetriever::retrieve(std::span<const Query> queries,
             const auto& c = it->second.candidates;
             l.candidates.assign(c.begin(),
                                 c.begin() + static_cast<std::ptrdiff_t>(std::min(k, c.size())));
+            for (auto& cand : l.candidates) cand.trace.push_back({name(), cand.score});
         }
         out.push_back(std::move(l));
     }

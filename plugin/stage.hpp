@@ -68,7 +68,7 @@ public:
 };
 
 /// Applies new scores to the head of a list: the first scores.size() candidates get the new
-/// score (previous score kept in the trace under `stage`), are sorted by score descending (ties:
+/// score (also appended to their trace as {stage, score}; see Candidate::trace), are sorted by score descending (ties:
 /// previous order), and the tail keeps its order with scores strictly below the head's minimum
 /// (head_min - 1 - i for the i-th tail item), so that score order == rank order for trec_eval.
 void apply_rerank_scores(RankedList& list, std::span<const float> scores, const std::string& stage);

@@ -37,14 +37,10 @@ namespace pr = plumb::rerank;
 namespace pi = plumb::index;
 
 /// A run's lists as trec_eval ranks them (score descending, ties by docid descending), each
-/// candidate's run score in its trace.
+/// candidate's run score in its trace (RunRetriever writes it).
 std::vector<plumb::RankedList> load_run(const std::string& path) {
     const auto run = plumb::eval::RunRetriever::open(path);
-    auto lists = run->retrieve(run->queries(), run->max_depth());
-    for (auto& l : lists) {
-        for (auto& c : l.candidates) c.trace.push_back({"run", c.score});
-    }
-    return lists;
+    return run->retrieve(run->queries(), run->max_depth());
 }
 
 // ------------------------------------------------------------------------------------------

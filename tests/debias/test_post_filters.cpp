@@ -157,13 +157,12 @@ TEST(FairTopK, ReordersByHandAndEveryPrefixHolds) {
         count += list.candidates[i].docid[0] == 'f';
         EXPECT_GE(count, m[i]) << "prefix " << i + 1;
     }
-    // Scores follow the new order strictly; the input score is in the trace.
+    // Scores follow the new order strictly; a post-filter computes no score, so it adds no trace
+    // entry (the input score stays the entry of the stage that computed it).
     for (std::size_t i = 1; i < list.candidates.size(); ++i) {
         EXPECT_LT(list.candidates[i].score, list.candidates[i - 1].score);
     }
-    ASSERT_FALSE(list.candidates[3].trace.empty());
-    EXPECT_EQ(list.candidates[3].trace.back().stage, "fair_topk");
-    EXPECT_FLOAT_EQ(list.candidates[3].trace.back().score, 4.0f);
+    EXPECT_TRUE(list.candidates[3].trace.empty());
 }
 
 TEST(FairTopK, InfeasibleTakesWhatExists) {

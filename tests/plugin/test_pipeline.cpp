@@ -481,6 +481,61 @@ TEST(PipelineConfig, PostFilterReportsBiasAndUtilityBeforeAndAfter) {
     EXPECT_EQ(plumb::format_report_means({}), "");
 }
 
+/// A first stage that leaves the score trace empty (as a third-party plugin may).
+class BareRetriever : public plumb::Retriever {
+public:
+    std::string name() const override { return "bare"; }
+    std::vector<plumb::RankedList> retrieve(std::span<const plumb::Query> queries,
+                                            std::size_t) const override {
+        std::vector<plumb::RankedList> out(queries.size());
+        for (auto& l : out) l.candidates = {{"d1", 2.0f, "", {}}, {"d2", 1.0f, "", {}}};
+        return out;
+    }
+};
+
+TEST(Pipeline, ScoreTraceHoldsOneEntryPerScoringStage) {
+    // Rule (plugin/types.hpp, Candidate): an entry per score a stage computed; the pipeline
+    // writes a first stage's entry when it left none; post-filters write none.
+    auto p = plumb::Pipeline::Builder()
+                 .first_stage(std::make_shared<BareRetriever>())
+                 .post_filter(std::make_shared<DropFilter>("d9"))
+                 .k(10)
+                 .build();
+    auto r = p.search({"q", "x"});
+    ASSERT_EQ(r.list.candidates.size(), 2u);
+    for (const auto& c : r.list.candidates) {
+        ASSERT_EQ(c.trace.size(), 1u);
+        EXPECT_EQ(c.trace[0].stage, "bare");
+        EXPECT_FLOAT_EQ(c.trace[0].score, c.score);
+    }
+    // A built-in filter that re-orders and rewrites scores (bias balance at k = 1 puts a
+    // passage without male lean first) keeps the BM25 entry as the only one.
+    write_file(fixture().dir / "bias_t.tsv",
+               "d1\t1\t1\t0\nd2\t0\t0\t0\nd3\t-1\t0\t1\nd4\t-1\t0\t1\n");
+    auto q = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
+        "post_filters": [{"type": "bias_balance", "k": 1, "budget": "inf",
+                          "bias_file": "bias_t.tsv"}],
+        "k": 10})",
+                         "trace.json");
+    auto b = q.search({"q", "apple cherry"});
+    ASSERT_EQ(b.reports.size(), 1u);
+    std::map<std::string, double> m(b.reports[0].measures.begin(), b.reports[0].measures.end());
+    EXPECT_EQ(m.at("changed"), 1.0);
+    EXPECT_NE(b.list.candidates[0].docid, "d4");
+    // BM25 by hand (kCorpus).
+    const std::map<std::string, float> bm25{
+        {"d4", 1.3744f}, {"d1", 1.1257f}, {"d3", 0.8042f}, {"d2", 0.5636f}};
+    for (std::size_t i = 0; i < b.list.candidates.size(); ++i) {
+        const auto& c = b.list.candidates[i];
+        ASSERT_EQ(c.trace.size(), 1u) << c.docid;
+        EXPECT_EQ(c.trace[0].stage, "bm25");
+        EXPECT_NEAR(c.trace[0].score, bm25.at(c.docid), 2e-3) << c.docid;
+        if (i) {
+            EXPECT_LT(c.score, b.list.candidates[i - 1].score);  // score order == rank order
+        }
+    }
+}
+
 TEST(PipelineCli, ReportFileAndMeans) {
     auto& f = fixture();
     write_file(f.dir / "rtopics.tsv", "q1\tapple cherry\nq2\tdate\n");
