@@ -29,6 +29,28 @@ echo "$out"
 grep -q '^1 p3 ' <<<"$out"
 grep -q '^2 p1 ' <<<"$out"
 if grep -q '^3 ' <<<"$out"; then exit 1; fi
+# examples/custom_stage: README's worked example, a host-defined post-filter registered with one
+# line. "fox" in four passages of two sites; per_site_cap max 2 keeps the best two of site a
+# (BM25 order: the shorter passages first) and site b's one.
+cmake -S "$source_dir/examples/custom_stage" -B "$work/build-cs" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" "${launcher[@]}" >/dev/null
+cmake --build "$work/build-cs" -j 2 >/dev/null
+mkdir -p "$work/cs"
+printf 'a/1\tfox\na/2\tfox jumps\na/3\tfox jumps high\nb/1\tfox runs over there\nc/1\tdog\n' \
+    > "$work/cs/corpus.tsv"
+"$work/prefix/bin/plumb" index -q --corpus "$work/cs/corpus.tsv" --index "$work/cs/idx"
+printf '{"first_stage": {"type": "bm25", "index": "idx"}, "k": 10,
+         "post_filters": [{"type": "per_site_cap", "max": 2}]}\n' > "$work/cs/pipeline.json"
+cs="$("$work/build-cs/plumb_custom_stage" "$work/cs/pipeline.json" "fox")"
+echo "$cs"
+test "$(cut -d' ' -f1,2 <<<"$cs" | tr '\n' ' ')" = "1 a/1 2 a/2 3 b/1 "
+# Its factory rejects an unknown key like the built-in ones.
+printf '{"first_stage": {"type": "bm25", "index": "idx"},
+         "post_filters": [{"type": "per_site_cap", "maxx": 2}]}\n' > "$work/cs/bad.json"
+if "$work/build-cs/plumb_custom_stage" "$work/cs/bad.json" "fox" 2> "$work/cs/err.txt"; then
+    exit 1
+fi
+grep -q 'per_site_cap.*unknown key "maxx"' "$work/cs/err.txt"
 # The installed `plumb` loads its LibTorch command module from <prefix>/<libdir>/plumb: a
 # configured pipeline through `plumb search --pipeline` (core command -> module hook).
 printf 'q1\tfox\n' > "$work/ph/topics.tsv"
