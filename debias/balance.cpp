@@ -106,29 +106,60 @@ std::vector<GeneratedPair> read_generated_pairs(
     return out;
 }
 
+namespace {
+
+/// Step 1's split: unit φ vectors and the matchable female and male pairs, with the counts.
+struct MatchInput {
+    MatchResult counts;
+    std::vector<std::size_t> fem, mal;
+    std::vector<std::vector<double>> u;
+};
+
+MatchInput prepare_matching(const std::vector<GeneratedPair>& pairs,
+                            const std::vector<char>& gender,
+                            const std::vector<std::vector<double>>& phi, const char* what) {
+    if (gender.size() != pairs.size() || phi.size() != pairs.size())
+        throw InvalidArgument(std::string(what) + ": pairs, gender and phi sizes differ");
+    MatchInput in;
+    in.u.resize(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        if (gender[i] != 'f' && gender[i] != 'm') {
+            in.counts.neutral_or_unlabelled++;
+            continue;
+        }
+        (gender[i] == 'f' ? in.counts.female_queries : in.counts.male_queries)++;
+        in.u[i] = unit(phi[i]);
+        bool zero = std::all_of(phi[i].begin(), phi[i].end(), [](double x) { return x == 0; });
+        if (zero) {
+            in.counts.unmatchable++;
+            continue;
+        }
+        (gender[i] == 'f' ? in.fem : in.mal).push_back(i);
+    }
+    return in;
+}
+
+/// Decreasing cosine, then female qid, then male qid.
+void sort_matches(std::vector<Match>& matches, const std::vector<GeneratedPair>& pairs) {
+    std::stable_sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
+        if (a.cosine != b.cosine) return a.cosine > b.cosine;
+        if (pairs[a.female].qid != pairs[b.female].qid)
+            return pairs[a.female].qid < pairs[b.female].qid;
+        return pairs[a.male].qid < pairs[b.male].qid;
+    });
+}
+
+}  // namespace
+
 MatchResult match_cross_gender(const std::vector<GeneratedPair>& pairs,
                                const std::vector<char>& gender,
                                const std::vector<std::vector<double>>& phi,
                                const ProgressCallback& progress, const CancelToken* cancel) {
-    if (gender.size() != pairs.size() || phi.size() != pairs.size())
-        throw InvalidArgument("match_cross_gender: pairs, gender and phi sizes differ");
-    MatchResult res;
-    std::vector<std::size_t> fem, mal;
-    std::vector<std::vector<double>> u(pairs.size());
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-        if (gender[i] != 'f' && gender[i] != 'm') {
-            res.neutral_or_unlabelled++;
-            continue;
-        }
-        (gender[i] == 'f' ? res.female_queries : res.male_queries)++;
-        u[i] = unit(phi[i]);
-        bool zero = std::all_of(phi[i].begin(), phi[i].end(), [](double x) { return x == 0; });
-        if (zero) {
-            res.unmatchable++;
-            continue;
-        }
-        (gender[i] == 'f' ? fem : mal).push_back(i);
-    }
+    auto in = prepare_matching(pairs, gender, phi, "match_cross_gender");
+    MatchResult res = std::move(in.counts);
+    const auto& fem = in.fem;
+    const auto& mal = in.mal;
+    const auto& u = in.u;
     std::map<std::pair<std::size_t, std::size_t>, Match> found;
     auto best_of = [&](std::size_t i, const std::vector<std::size_t>& others) {
         std::size_t best = others.front();
@@ -159,12 +190,52 @@ MatchResult match_cross_gender(const std::vector<GeneratedPair>& pairs,
     }
     if (progress) progress(total, total);
     for (auto& [key, match] : found) res.matches.push_back(match);
-    std::stable_sort(res.matches.begin(), res.matches.end(), [&](const Match& a, const Match& b) {
-        if (a.cosine != b.cosine) return a.cosine > b.cosine;
-        if (pairs[a.female].qid != pairs[b.female].qid)
-            return pairs[a.female].qid < pairs[b.female].qid;
-        return pairs[a.male].qid < pairs[b.male].qid;
-    });
+    sort_matches(res.matches, pairs);
+    return res;
+}
+
+MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
+                             const std::vector<char>& gender,
+                             const std::vector<std::vector<double>>& phi,
+                             const ProgressCallback& progress, const CancelToken* cancel) {
+    auto in = prepare_matching(pairs, gender, phi, "match_one_to_one");
+    MatchResult res = std::move(in.counts);
+    auto& fem = in.fem;
+    auto& mal = in.mal;
+    const auto& u = in.u;
+    // A strict order on a query's edges: cosine descending, then the partner's qid ascending
+    // (qids are unique), i.e. the greedy's order restricted to the edges of one query.
+    auto best_of = [&](std::size_t i, const std::vector<std::size_t>& others) {
+        std::size_t best = others.front();
+        double best_cos = dot(u[i], u[best]);
+        for (std::size_t j : others) {
+            const double c = dot(u[i], u[j]);
+            if (c > best_cos || (c == best_cos && pairs[j].qid < pairs[best].qid))
+                best_cos = c, best = j;
+        }
+        return std::pair{best, best_cos};
+    };
+    const std::uint64_t total = std::min(fem.size(), mal.size());
+    std::vector<std::pair<std::size_t, double>> best_male(pairs.size());
+    std::vector<std::size_t> best_female(pairs.size());
+    std::vector<char> taken(pairs.size(), 0);
+    while (!fem.empty() && !mal.empty()) {
+        if (cancel && cancel->requested()) throw Error("matching cancelled");
+        for (std::size_t f : fem) best_male[f] = best_of(f, mal);
+        for (std::size_t m : mal) best_female[m] = best_of(m, fem).first;
+        // Mutually best pairs; the best remaining edge is one, so every round matches >= 1.
+        for (std::size_t f : fem) {
+            const auto [m, c] = best_male[f];
+            if (best_female[m] != f) continue;
+            res.matches.push_back({f, m, c, true, true});
+            taken[f] = taken[m] = 1;
+        }
+        std::erase_if(fem, [&](std::size_t i) { return taken[i] != 0; });
+        std::erase_if(mal, [&](std::size_t i) { return taken[i] != 0; });
+        if (progress) progress(res.matches.size(), total);
+    }
+    if (progress) progress(total, total);
+    sort_matches(res.matches, pairs);
     return res;
 }
 
@@ -209,7 +280,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         gender[i] = labels.at(pairs[i].qid);
         phi[i] = liwc_phi(pairs[i].passage, dic, cats);
     }
-    rep.match = match_cross_gender(pairs, gender, phi, progress, cancel);
+    rep.match = o.one_to_one ? match_one_to_one(pairs, gender, phi, progress, cancel)
+                             : match_cross_gender(pairs, gender, phi, progress, cancel);
     rep.match.neutral_or_unlabelled = total_pairs - pairs.size();
 
     // The training set: count examples and check its shape.
@@ -276,7 +348,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         AtomicFile file(o.output_dir / "matches.tsv");
         file.write("female_qid\tmale_qid\tcosine\tdirection\n");
         for (const auto& m : rep.match.matches) {
-            std::string dir = m.female_to_male && m.male_to_female ? "both"
+            std::string dir = o.one_to_one                         ? "one-to-one"
+                              : m.female_to_male && m.male_to_female ? "both"
                               : m.female_to_male                   ? "f->m"
                                                                    : "m->f";
             file.write(pairs[m.female].qid + '\t' + pairs[m.male].qid + '\t' +
@@ -320,7 +393,7 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
     j["categories"] = rep.categories;
     j["dictionary_lines_skipped"] = rep.dictionary_lines_skipped;
     j["matched_pairs"] = rep.match.matches.size();
-    j["one_to_one"] = false;
+    j["one_to_one"] = o.one_to_one;
     j["cosine"] = {{"mean", mean},
                    {"median", median},
                    {"min", cosines.empty() ? 0.0 : cosines.front()},
@@ -336,7 +409,10 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
          std::to_string(rep.match.unmatchable) + ")\n";
     t += "categories: ";
     for (std::size_t k = 0; k < rep.categories.size(); ++k) t += (k ? "," : "") + rep.categories[k];
-    t += "\nmatched pairs (best match in both directions, not one-to-one): " +
+    t += std::string("\nmatched pairs (") +
+         (o.one_to_one ? "one-to-one, greedy by cosine" : "best match in both directions, "
+                                                          "not one-to-one") +
+         "): " +
          std::to_string(rep.match.matches.size()) + "\n";
     t += "cosine of matched phi: mean " + fmt_g(mean, "%.4f") + ", median " +
          fmt_g(median, "%.4f") + ", min " + fmt_g(cosines.empty() ? 0 : cosines.front(), "%.4f") +

@@ -16,6 +16,14 @@
 ///     highest cosine; ties go to the earlier query in the pairs file. This is NOT a one-to-one
 ///     assignment: a query may be the best match of several others. The matched pairs are the
 ///     union of both directions without duplicates. Cost O(|F|·|M|·K).
+///     One-to-one (option, `--one-to-one`): each query is in at most one pair, so every pair
+///     adds one female and one male query and the added counts are equal. The pairs are the
+///     greedy matching by decreasing cosine (ties: female qid, then male qid, ascending): the
+///     best remaining edge is taken, its two queries removed, and so on. It is computed without
+///     storing |F|·|M| cosines, by rounds that match every mutually best remaining pair (with a
+///     strict order on edges these are exactly the greedy's pairs); each round costs
+///     O(|F|·|M|·K) and matches at least one pair. (choice: greedy, not the maximum-weight
+///     assignment, which would need O(n³) time and pairs no more similar on the whole.)
 ///  3. Augmentation at ratio r: target T = round(r · N) added examples (N = training examples).
 ///     Matched pairs are taken by decreasing cosine (ties: female qid, then male qid); a pair
 ///     adds both of its (query, own relevant passage) examples — passages are not swapped —
@@ -84,6 +92,14 @@ MatchResult match_cross_gender(const std::vector<GeneratedPair>& pairs,
                                const ProgressCallback& progress = {},
                                const CancelToken* cancel = nullptr);
 
+/// Step 2, one-to-one: the greedy matching described above (each match has both direction
+/// flags set). Same inputs and errors as match_cross_gender.
+MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
+                             const std::vector<char>& gender,
+                             const std::vector<std::vector<double>>& phi,
+                             const ProgressCallback& progress = {},
+                             const CancelToken* cancel = nullptr);
+
 /// Step 3 selection: indices of pairs to add (in order) for target T, at most T.
 std::vector<std::size_t> select_augmentation(const MatchResult& result, std::size_t target);
 
@@ -96,6 +112,7 @@ struct BalanceOptions {
     std::vector<double> ratios;           ///< each in [0, 10]
     std::uint64_t seed = 0;
     bool skip_bad_dictionary_lines = false;
+    bool one_to_one = false;  ///< match_one_to_one instead of best matches in both directions
     std::filesystem::path output_dir;
 };
 

@@ -139,7 +139,7 @@ struct BalanceArgs {
     std::vector<std::string> categories;
     std::vector<double> ratios;
     std::uint64_t seed = 0;
-    bool skip_bad = false, quiet = false;
+    bool skip_bad = false, quiet = false, one_to_one = false;
 };
 
 void run_balance(const BalanceArgs& a) {
@@ -152,6 +152,7 @@ void run_balance(const BalanceArgs& a) {
     o.ratios = a.ratios;
     o.seed = a.seed;
     o.skip_bad_dictionary_lines = a.skip_bad;
+    o.one_to_one = a.one_to_one;
     o.output_dir = a.output;
     plumb::cli::ProgressBar bar("match", "queries", !a.quiet);
     db::run_balance(o, bar.callback());
@@ -335,6 +336,9 @@ const plumb::cli::CommandRegistrar kDebias{
                 ->capture_default_str();
             c->add_flag("--skip-bad-dic-lines", a->skip_bad,
                         "Skip and count bad dictionary lines instead of failing");
+            c->add_flag("--one-to-one", a->one_to_one,
+                        "Match each query at most once (greedy by cosine), so equal numbers of "
+                        "female and male examples are added");
             c->add_option("--output,-o", a->output, "Output directory")->required();
             c->add_flag("--quiet,-q", a->quiet, "No progress bar");
             c->callback([a] { run_balance(*a); });

@@ -181,6 +181,46 @@ TEST(Balance, MatchesEachQueryToTheMostSimilarOtherGender) {
     EXPECT_DOUBLE_EQ(res2.matches[1].cosine, 0.0);
 }
 
+TEST(Balance, OneToOneMatchingAddsEqualFemaleAndMaleCounts) {
+    // f1 (1,0) is the best female of both m1 (1,0.1) and m2 (1,0.2); f2 (0,1) is nobody's best.
+    // Cosines: f1-m1 1/sqrt(1.01) = 0.9950, f1-m2 1/sqrt(1.04) = 0.9806,
+    //          f2-m1 0.1/sqrt(1.01) = 0.0995, f2-m2 0.2/sqrt(1.04) = 0.1961.
+    auto pairs = five_pairs();
+    std::vector<char> g = {'f', 'f', 'm', 'm', 'n'};
+    std::vector<std::vector<double>> phi = {{1, 0}, {0, 1}, {1, 0.1}, {1, 0.2}, {1, 0}};
+    // Best match in both directions: (f1,m1), (f1,m2) [m2's best], (f2,m2) [f2's best]; the
+    // three queries of the first two pairs are 1 female and 2 males.
+    auto both = db::match_cross_gender(pairs, g, phi);
+    ASSERT_EQ(both.matches.size(), 3u);
+    auto added = db::select_augmentation(both, 3);
+    EXPECT_EQ(added, (std::vector<std::size_t>{0, 2, 3}));
+    // One-to-one greedy: (f1,m1) first (the best edge), then f2 and m2 are what remains.
+    auto one = db::match_one_to_one(pairs, g, phi);
+    EXPECT_EQ(one.female_queries, 2u);
+    EXPECT_EQ(one.male_queries, 2u);
+    EXPECT_EQ(one.neutral_or_unlabelled, 1u);
+    ASSERT_EQ(one.matches.size(), 2u);
+    EXPECT_EQ(one.matches[0].female, 0u);
+    EXPECT_EQ(one.matches[0].male, 2u);
+    EXPECT_NEAR(one.matches[0].cosine, 1 / std::sqrt(1.01), 1e-12);
+    EXPECT_EQ(one.matches[1].female, 1u);
+    EXPECT_EQ(one.matches[1].male, 3u);
+    EXPECT_NEAR(one.matches[1].cosine, 0.2 / std::sqrt(1.04), 1e-12);
+    EXPECT_EQ(db::select_augmentation(one, 3), (std::vector<std::size_t>{0, 2}));
+    EXPECT_EQ(db::select_augmentation(one, 4), (std::vector<std::size_t>{0, 2, 1, 3}));
+    // Equal cosines go to the smaller female qid: f1 and f2 identical, one male.
+    std::vector<std::vector<double>> tie = {{1, 0}, {1, 0}, {1, 0}, {0, 0}, {1, 0}};
+    auto t = db::match_one_to_one(pairs, g, tie);
+    EXPECT_EQ(t.unmatchable, 1u);
+    ASSERT_EQ(t.matches.size(), 1u);
+    EXPECT_EQ(t.matches[0].female, 0u);
+    EXPECT_EQ(t.matches[0].male, 2u);
+    // No male at all: nothing matched, no endless loop.
+    std::vector<char> only_f = {'f', 'f', 'n', 'n', 'n'};
+    EXPECT_TRUE(db::match_one_to_one(pairs, only_f, phi).matches.empty());
+    EXPECT_THROW(db::match_one_to_one(pairs, {'f'}, phi), plumb::InvalidArgument);
+}
+
 TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
     auto dir = temp_dir();
     write(dir / "t.dic", kDic);
@@ -230,6 +270,16 @@ TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
     EXPECT_TRUE(is_png(dir / "out" / "cosine.png"));
     EXPECT_TRUE(is_svg(dir / "out" / "cosine.svg"));
     EXPECT_EQ(lines(dir / "out" / "matches.tsv").size(), 3u);
+    // One-to-one through the whole procedure: here the same two pairs, reported as such.
+    o.one_to_one = true;
+    o.output_dir = dir / "out1";
+    auto rep1 = db::run_balance(o);
+    ASSERT_EQ(rep1.match.matches.size(), 2u);
+    EXPECT_EQ(rep1.outputs[1].added_female, 2u);
+    EXPECT_EQ(rep1.outputs[1].added_male, 2u);
+    EXPECT_TRUE(nlohmann::json::parse(slurp(dir / "out1" / "report.json"))["one_to_one"].get<bool>());
+    EXPECT_EQ(lines(dir / "out1" / "matches.tsv")[1], "f2\tm2\t1.000000\tone-to-one");
+    o.one_to_one = false;
 
     // Triples get a negative drawn from another pair.
     std::string triples;
