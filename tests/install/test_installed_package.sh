@@ -87,6 +87,7 @@ if command -v pkg-config >/dev/null; then
     export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib/x86_64-linux-gnu/pkgconfig"
     c++ -O1 -o "$work/eval_host_pc" "$source_dir/examples/eval_host/main.cpp" \
         $(pkg-config --cflags --libs plumb-eval)
-    pc="$("$work/eval_host_pc")"
+    # (a shared-library build: pkg-config gives no RUNPATH, the loader is told where they are)
+    pc="$(LD_LIBRARY_PATH="$(pkg-config --variable=libdir plumb-eval)" "$work/eval_host_pc")"
     grep -qx 'nDCG@10 0.6199' <<<"$pc"
 fi
