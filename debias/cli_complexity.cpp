@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "plugin/cli/options.hpp"
 #include "debias/complexity.hpp"
 #include "debias/plot.hpp"
 #include "eval/distribution.hpp"
@@ -168,7 +169,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& 
     c->add_option("--run", a->run, "Run to evaluate per bucket");
     c->add_option("-m,--measure", a->measure, "trec_eval measure with one cutoff")
         ->capture_default_str();
-    c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
     c->callback([a] { run_complexity(*a); });
 
 }};

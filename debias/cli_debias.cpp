@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/cli/options.hpp"
 #include "debias/answer_positions.hpp"
 #include "debias/balance.hpp"
 #include "debias/gender_scores.hpp"
@@ -228,7 +229,7 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_option("--output,-o", a->output, "Output file (same format as the input)")
                 ->required();
             c->add_option("--seed", a->seed, "Random seed")->capture_default_str();
-            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_option(
                 "--qrels", a->qrels,
@@ -239,7 +240,7 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed lines");
             c->add_flag("--tabs-in-text", a->tabs_in_text,
                         "TSV: text is everything after the first TAB");
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_rotate(*a); });
         }
         {
@@ -254,7 +255,7 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_option("--qrels", a->qrels, "Qrels (TSV answers)");
             c->add_option("--corpus", a->corpus,
                           "Corpus holding the relevant passages (TSV answers)");
-            c->add_option("--format", a->o.corpus_format, "Corpus format (default: by extension)")
+            plumb::cli::add_input_format_option(c, a->o.corpus_format, "Corpus format (default: by extension)")
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_option("--bins", a->o.bins, "Histogram bins")->capture_default_str();
             c->add_option("--min-relevance", a->o.min_relevance, "Relevant = grade >= this")
@@ -270,7 +271,7 @@ const plumb::cli::CommandRegistrar kDebias{
                 "SQuAD input: rotate each context with this seed for the 'after' histogram");
             c->add_option("--output,-o", a->output, "Output prefix: PREFIX.txt, .json, .png, .svg")
                 ->required();
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_answers(*a); });
         }
         {
@@ -284,7 +285,7 @@ const plumb::cli::CommandRegistrar kDebias{
             auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
             auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
             corpus->excludes(index);
-            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
             c->add_option("--output,-o", a->output,
@@ -292,7 +293,7 @@ const plumb::cli::CommandRegistrar kDebias{
                           "IBBR magnitude and label), plus one file per variant beside it: "
                           "BIAS.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
                 ->required();
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_gender(*a); });
         }
         {
@@ -340,7 +341,7 @@ const plumb::cli::CommandRegistrar kDebias{
                         "Match each query at most once (greedy by cosine), so equal numbers of "
                         "female and male examples are added");
             c->add_option("--output,-o", a->output, "Output directory")->required();
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_balance(*a); });
         }
         {
@@ -356,7 +357,7 @@ const plumb::cli::CommandRegistrar kDebias{
             auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
             auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
             corpus->excludes(index);
-            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_option("--run", a->run, "Only the passages in the top --depth of this TREC run");
             c->add_option("--depth", a->depth, "Depth for --run")->capture_default_str();
@@ -365,7 +366,7 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
             c->add_option("--output,-o", a->output, "Output docid<TAB>phi... with a header")
                 ->required();
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_liwc(*a); });
         }
         {
@@ -381,11 +382,11 @@ const plumb::cli::CommandRegistrar kDebias{
             c->add_option("--types", a->types, "Query types qid<TAB>type (TSV input)");
             c->add_option("--corpus", a->corpus,
                           "Map QnA passage texts to this corpus' docids (exact text match)");
-            c->add_option("--format", a->format, "Corpus format (default: by extension)")
+            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
                 ->check(CLI::IsMember({"tsv", "jsonl"}));
             c->add_option("--max-k", a->max_k, "Subsets S_1..S_k (default: largest shown rank)");
             c->add_option("--output,-o", a->output, "Output directory")->required();
-            c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
             c->callback([a] { run_survivorship(*a); });
         }
     }};

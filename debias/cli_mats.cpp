@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "plugin/cli/options.hpp"
 #include "debias/mats.hpp"
 #include "debias/plot.hpp"
 #include "index/corpus.hpp"
@@ -101,7 +102,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", [](CLI::App& app) {
                                "contextualized passage vectors (position bias, paper 000)");
     t->add_option("--model", m->model, "TK model folder (plumb tk-init / plumb train)")->required();
     t->add_option("--corpus", m->corpus, "Passages (TSV or BEIR JSONL)")->required();
-    t->add_option("--format", m->format, "tsv | jsonl (default: by extension)");
+    plumb::cli::add_input_format_option(t, m->format, "tsv | jsonl (default: by extension)");
     t->add_option("--output,-o", m->output, "Output prefix: PREFIX.tsv, .json, .png, .svg")
         ->required();
     t->add_option("--sample", m->sample, "Passages used (the first N)")->capture_default_str();
@@ -111,7 +112,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", [](CLI::App& app) {
         ->capture_default_str();
     t->add_option("--seed", m->seed, "Sampling seed")->capture_default_str();
     t->add_option("--batch", m->batch, "Contextualization batch size")->capture_default_str();
-    t->add_flag("--quiet,-q", m->quiet, "No progress bar");
+    plumb::cli::add_quiet_flag(t, m->quiet, "No progress bar");
     t->callback([m] { run_mats(*m); });
 }};
 

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "plugin/cli/options.hpp"
 #include "debias/post_filters.hpp"
 #include "eval/run_retriever.hpp"
 #include "index/document_sources.hpp"
@@ -236,11 +237,11 @@ const plumb::cli::CommandRegistrar kRegistrar{
         c->add_flag("--demote", a->demote,
                     "dedup: move near-duplicates to the end instead of removing");
         c->add_option("--corpus", a->corpus, "Passages (TSV or BEIR JSONL) for passage text");
-        c->add_option("--format", a->format, "Corpus format tsv | jsonl (default: by extension)");
+        plumb::cli::add_input_format_option(c, a->format, "Corpus format tsv | jsonl (default: by extension)");
         c->add_option("--index", a->index, "Passage index (plumb index) for passage text");
         c->add_option("--tag", a->tag, "Run tag of the output (default: the input's)");
         c->add_option("--report", a->report, "Per-query TSV of bias and utility before/after");
-        c->add_flag("--quiet,-q", a->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
         c->callback([a, c] { run_post_filter(*a, *c); });
     }};
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plugin/cli/options.hpp"
 #include "eval/fuse.hpp"
 #include "eval/run.hpp"
 #include "plugin/cli/command.hpp"
@@ -118,7 +119,7 @@ const cli::CommandRegistrar kFuseCommand("fuse", [](CLI::App& app) {
     sub->add_option("--k", a->k, "documents kept per query (default 1000; 0 = all)");
     sub->add_option("--tag", a->tag, "run tag (default plumb-fuse-<method>)");
     sub->add_option("--output,-o", a->output, "fused run, written atomically")->required();
-    sub->add_flag("--quiet,-q", a->quiet, "no summary on standard error");
+    plumb::cli::add_quiet_flag(sub, a->quiet, "no summary on standard error");
     sub->footer(
         "Each run is ranked as trec_eval ranks it (score descending, ties by docid descending).\n"
         "Queries: the union of the runs' queries; a run without a query or a document adds\n"

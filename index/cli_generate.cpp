@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "plugin/cli/options.hpp"
 #include "index/generator.hpp"
 #include "index/planted.hpp"
 #include "plugin/cli/command.hpp"
@@ -123,7 +124,7 @@ const plumb::cli::CommandRegistrar kGenerate{
         cmd->add_option("--topic-rank-max", c.topic_rank_max,
                         "Topic words: highest Zipf rank, as a fraction of --vocab")
             ->capture_default_str();
-        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
 
         // The planted-bias collection.
         const char* g = "Planted-bias corpus (--planted)";

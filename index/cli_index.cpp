@@ -85,7 +85,7 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
         ->required();
     cmd->add_option("--index,-i", args->index, "Index directory to create or replace")
         ->required();
-    cmd->add_option("--format", args->format,
+    plumb::cli::add_input_format_option(cmd, args->format,
                     "Corpus format: tsv, jsonl, trec or html (default: detected: a folder with "
                     "corpus.jsonl = jsonl, other folders by their first file, .tar/.tgz = html, "
                     ".jsonl/.json = jsonl, a file starting with <DOC> = trec, else tsv)")
@@ -114,7 +114,7 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
         ->check(CLI::Range(16.0, 2000.0));
     cmd->add_flag("--allow-empty", args->allow_empty,
                   "Build an empty index from a corpus without documents (otherwise an error)");
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+    plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
     cmd->callback([args] { run_index(*args); });
 }};
 

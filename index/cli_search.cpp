@@ -181,7 +181,7 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
     cmd->add_flag("--no-stop", args->no_stop,
                   "Require an index built with --no-stop (the index's analysis is always used)");
     cmd->add_flag("--skip-bad", args->skip_bad, "Skip (and count) malformed topic lines");
-    cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+    plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
     cmd->callback([args] { run_search(*args); });
 }};
 

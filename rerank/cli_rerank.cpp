@@ -183,7 +183,7 @@ const plumb::cli::CommandRegistrar kRerank{
         cmd->add_flag("--no-token-types", args->no_token_types,
                       "torchscript: call forward(input_ids, attention_mask) without token types");
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
-        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args, pooling, similarity] {
             args->explicit_pooling = pooling->count() > 0;
             args->explicit_similarity = similarity->count() > 0;
@@ -311,7 +311,7 @@ const plumb::cli::CommandRegistrar kEncode{
         plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
                                        "Torch intra-op threads (0 = Torch's default)", 0);
         cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
-        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args, pooling, similarity] {
             args->explicit_pooling = pooling->count() > 0;
             args->explicit_similarity = similarity->count() > 0;
@@ -411,7 +411,7 @@ const plumb::cli::CommandRegistrar kDenseSearch{
         plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
                                        "Torch intra-op threads (0 = Torch's default)", 0);
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
-        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args] { run_dense_search(*args); });
     }};
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/cli/options.hpp"
 #include "index/corpus.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
@@ -136,7 +137,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
         ->required()
         ->check(CLI::ExistingFile);
     i->add_option("--output", init->output, "model folder to write")->required();
-    i->add_option("--format", init->format,
+    plumb::cli::add_input_format_option(i, init->format,
                   "auto | glove | word2vec (text or binary, detected) | word2vec-text | "
                   "word2vec-binary | fasttext (= word2vec-text)")
         ->capture_default_str();
@@ -174,7 +175,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
         ->required()
         ->check(CLI::ExistingFile);
     v->add_option("--output", vec->output, "TSV file to write")->required();
-    v->add_option("--format", vec->format, "tsv | jsonl (default: by extension)");
+    plumb::cli::add_input_format_option(v, vec->format, "tsv | jsonl (default: by extension)");
     v->add_option("--limit", vec->limit, "first N passages (0 = all)")->capture_default_str();
     v->add_option("--batch", vec->batch, "passages per forward call")
         ->capture_default_str()

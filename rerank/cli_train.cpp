@@ -452,7 +452,7 @@ const plumb::cli::CommandRegistrar kRegistrar{
         cmd->add_option("--similarity", args->similarity, "dot: dot | cosine")
             ->capture_default_str();
         cmd->add_flag("--resume", args->resume, "Continue from <output>/last");
-        cmd->add_flag("--quiet,-q", args->quiet, "No progress bar");
+        plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args, ep] {
             args->epochs_given = ep->count() > 0;
             run_train(*args);

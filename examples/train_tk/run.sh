@@ -39,11 +39,11 @@ start=$(date +%s)
 
 echo "== generate ($SIZE planted corpus), index, BM25"
 rm -rf data
-"$PLUMB" generate --planted --size "$SIZE" --seed "$SEED" --output data -q
-"$PLUMB" index --corpus data/corpus.tsv --index idx --threads 2 -q
+"$PLUMB" generate --planted --size "$SIZE" --seed "$SEED" --output data --quiet
+"$PLUMB" index --corpus data/corpus.tsv --index idx --threads 2 --quiet
 for split in dev test; do
   "$PLUMB" search --index idx --topics "data/topics.$split.tsv" --output "bm25.$split.run" \
-      --k 1000 --threads 2 --tag bm25 -q
+      --k 1000 --threads 2 --tag bm25 --quiet
 done
 
 echo "== word vectors ($DIM-d) and tk-init"
@@ -63,11 +63,11 @@ echo "== train TK: $STEPS steps of $BATCH triples, validated on the dev queries"
     --lr-group contextualizer=1e-3 --lr-group kernels=1e-2 \
     --val-topics data/topics.dev.tsv --val-qrels data/qrels.dev.txt --val-run bm25.dev.run \
     --index idx --val-depth "$DEPTH" --validate-every "$((STEPS / 4))" --select-metric mrr \
-    --no-tune -q
+    --no-tune --quiet
 
 echo "== re-rank the held-out test queries' BM25 top $DEPTH"
 "$PLUMB" rerank --index idx --topics data/topics.test.tsv --run bm25.test.run --model tk/best \
-    --type tk --depth "$DEPTH" --threads "$THREADS" --output tk.test.run -q
+    --type tk --depth "$DEPTH" --threads "$THREADS" --output tk.test.run --quiet
 
 mrr() { "$PLUMB" eval -m mrr_cut.10 data/qrels.test.txt "$1" | awk '$1 == "mrr_cut_10" { print $3 }'; }
 ndcg() { "$PLUMB" eval -m ndcg_cut.10 data/qrels.test.txt "$1" | awk '$1 == "ndcg_cut_10" { print $3 }'; }

@@ -51,7 +51,7 @@ void setup(CLI::App& app) {
                     "after) as TSV qid, stage, measure, value");
     cmd->add_flag("--stats", args->stats,
                   "print per-stage latency statistics (ms) and the post-filters' mean measures");
-    cmd->add_flag("--quiet,-q", args->quiet, "no progress bar");
+    plumb::cli::add_quiet_flag(cmd, args->quiet, "no progress bar");
     cmd->callback([args] {
         plumb::PipelineRunOptions o;
         o.threads = args->threads;

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "plugin/error.hpp"
+
 namespace plumb::cli {
 
 /// Largest thread count any command accepts: far above any machine plumb runs on, low enough
@@ -34,6 +36,31 @@ CLI::Option* add_threads_option(CLI::App* cmd, const std::string& names, T& out,
                         std::string s) { return s == "auto" ? std::to_string(resolved_auto) : s; },
                     "", "")
         ->check(CLI::Range(min, kMaxThreads));
+}
+
+/// Adds `--quiet` (`help`, e.g. "No progress bar"). `-q` has one meaning in plumb, trec_eval's
+/// per-query output (`plumb eval -q`); given to this command it is a usage error naming --quiet.
+inline CLI::Option* add_quiet_flag(CLI::App* cmd, bool& quiet,
+                                   const std::string& help = "No progress bar") {
+    cmd->add_flag_callback("-q", [] {
+           throw UsageError(
+               "-q is trec_eval's per-query option (plumb eval -q); use --quiet for no "
+               "progress output");
+       })->group("");
+    return cmd->add_flag("--quiet", quiet, help);
+}
+
+/// Adds `--input-format` (the format of an input file). `--format` has one meaning in plumb,
+/// the format of what a command writes; given to this command it is a usage error naming
+/// --input-format.
+template <typename T>
+CLI::Option* add_input_format_option(CLI::App* cmd, T& format, const std::string& help) {
+    cmd->add_option_function<std::string>("--format", [](const std::string&) {
+           throw UsageError(
+               "--format names an output format; the format of this command's input is "
+               "--input-format");
+       })->group("");
+    return cmd->add_option("--input-format", format, help);
 }
 
 }  // namespace plumb::cli

@@ -25,7 +25,7 @@ TEST(ComplexityCli, WritesTableReportAndPlot) {
     std::ofstream(dir / "run") << "q1 Q0 d1 1 2 r\nq1 Q0 d9 2 1 r\n"
                                   "q2 Q0 d8 1 2 r\nq2 Q0 d2 2 1 r\n"
                                   "q3 Q0 d7 1 1 r\n";
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " debias complexity -q --topics " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " debias complexity --quiet --topics " +
                       (dir / "topics.tsv").string() + " --output " + (dir / "cx").string() +
                       " --qrels " + (dir / "qrels").string() + " --run " + (dir / "run").string() +
                       " -m ndcg_cut.10 > /dev/null";

@@ -80,7 +80,7 @@ TEST(MatsWithTk, CliWritesCurveReportAndPlot) {
         std::ofstream c(dir / "corpus.tsv");
         for (std::size_t i = 0; i < kTexts.size(); ++i) c << "p" << i << "\t" << kTexts[i] << "\n";
     }
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " debias mats -q --model " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " debias mats --quiet --model " +
                       (dir / "tk").string() + " --corpus " + (dir / "corpus.tsv").string() +
                       " --output " + (dir / "ats").string() + " > /dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0);

@@ -11,7 +11,7 @@
 namespace {
 
 int run(const std::string& args, const debias_test::fs::path& dir) {
-    const std::string cmd = std::string(PLUMB_CLI_PATH) + " debias post-filter " + args + " -q >" +
+    const std::string cmd = std::string(PLUMB_CLI_PATH) + " debias post-filter " + args + " --quiet >" +
                             (dir / "stdout.txt").string() + " 2>" + (dir / "stderr.txt").string();
     return WEXITSTATUS(std::system(cmd.c_str()));
 }

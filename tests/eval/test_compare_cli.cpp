@@ -299,7 +299,7 @@ TEST(BiasCli, RabFromIndexAndMissingPassage) {
     BiasFixture b;
     // From a plumb index of the corpus (stored passage text): same values as from the corpus.
     const auto idx = temp_dir() / "bias_index";
-    auto built = run("index -q -c " + b.corpus.string() + " -i " + idx.string());
+    auto built = run("index --quiet -c " + b.corpus.string() + " -i " + idx.string());
     ASSERT_EQ(built.status, 0) << built.out;
     auto fromidx = run("eval-bias --run " + b.run_file.string() + " --name R --queries " +
                        b.queries.string() + " --label n --wordlist " + b.words.string() +

@@ -412,7 +412,7 @@ TEST(FuseCli, ThreeRuns) {
     // CombSUM, none, over A, B, D: d1 4+2, d3 2+10, d2 2+5, d5 6+5, d4 0.
     const auto out = temp_dir() / "three.run";
     auto r = cli(ab_args() + " --run " + temp_file("d.run", kRunD).string() +
-                 " --method combsum --norm none -q --output " + out.string());
+                 " --method combsum --norm none --quiet --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(r.out, "");  // --quiet
     const auto lines = read_lines(out);

@@ -80,14 +80,14 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
                "<title> zebra\n<desc> Description:\nelection\n<narr> Narrative:\nx\n</top>\n");
     auto log = dir / "log.txt";
     ASSERT_EQ(run("index --corpus " + (dir / "disk").string() + " --index " +
-                      (dir / "idx").string() + " -q",
+                      (dir / "idx").string() + " --quiet",
                   log),
               0)
         << slurp(log);
     EXPECT_NE(slurp(log).find("indexed 3 documents"), std::string::npos) << slurp(log);
     ASSERT_EQ(
         run("search --index " + (dir / "idx").string() + " --topics " +
-                (dir / "topics.txt").string() + " --output " + (dir / "t.run").string() + " -q",
+                (dir / "topics.txt").string() + " --output " + (dir / "t.run").string() + " --quiet",
             log),
         0)
         << slurp(log);
@@ -96,7 +96,7 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
               (std::vector<std::pair<std::string, std::string>>{{"401", "FBIS3-1"}}));
     ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "topics.txt").string() + " --topic-field description --output " +
-                      (dir / "d.run").string() + " -q",
+                      (dir / "d.run").string() + " --quiet",
                   log),
               0)
         << slurp(log);
@@ -108,14 +108,14 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
         write_file(dir / "p.json", R"({"first_stage": {"type": "bm25", "index": "idx"}})");
         ASSERT_EQ(run("pipeline --config " + (dir / "p.json").string() + " --topics " +
                           (dir / "topics.txt").string() + " --topic-field description --output " +
-                          (dir / "p.run").string() + " -q",
+                          (dir / "p.run").string() + " --quiet",
                       log),
                   0)
             << slurp(log);
         EXPECT_EQ(top1(dir / "p.run"), top1(dir / "d.run"));
         ASSERT_EQ(run("search --pipeline " + (dir / "p.json").string() + " --topics " +
                           (dir / "topics.txt").string() + " --topic-field desc --output " +
-                          (dir / "s.run").string() + " -q",
+                          (dir / "s.run").string() + " --quiet",
                       log),
                   0)
             << slurp(log);
@@ -123,17 +123,17 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
     }
     EXPECT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "topics.txt").string() + " --topic-field summary --output " +
-                      (dir / "x.run").string() + " -q",
+                      (dir / "x.run").string() + " --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("unknown topic field 'summary'"), std::string::npos) << slurp(log);
 
-    // A malformed document is an error naming file and line, also with --format trec.
+    // A malformed document is an error naming file and line, also with --input-format trec.
     write_file(dir / "bad.sgml",
                "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>x</TEXT>\n<DOCNO>b</DOCNO>\n"
                "</DOC>\n");
-    EXPECT_EQ(run("index --corpus " + (dir / "bad.sgml").string() + " --format trec --index " +
-                      (dir / "idx2").string() + " -q",
+    EXPECT_EQ(run("index --corpus " + (dir / "bad.sgml").string() + " --input-format trec --index " +
+                      (dir / "idx2").string() + " --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("bad.sgml:4: second <DOCNO> in one <DOC> (first on line 2)"),
@@ -153,13 +153,13 @@ TEST(CollectionsCli, HtmlTarball) {
     write_file(dir / "q.tsv", "1\troots extraction\n2\talgebraic\n3\tamp\n");
     auto log = dir / "log.txt";
     ASSERT_EQ(run("index --corpus " + (dir / "cacm.tar.gz").string() + " --index " +
-                      (dir / "idx").string() + " -q",
+                      (dir / "idx").string() + " --quiet",
                   log),
               0)
         << slurp(log);
     EXPECT_NE(slurp(log).find("indexed 3 documents"), std::string::npos) << slurp(log);
     ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
-                      (dir / "q.tsv").string() + " --output " + (dir / "r.run").string() + " -q",
+                      (dir / "q.tsv").string() + " --output " + (dir / "r.run").string() + " --quiet",
                   log),
               0)
         << slurp(log);
@@ -183,14 +183,14 @@ TEST(CollectionsCli, BeirFolderWithQrelsTsv) {
                "query-id\tcorpus-id\tscore\nPLAIN-1\tMED-10\t2\nPLAIN-2\tMED-20\t1\n");
     auto log = dir / "log.txt";
     ASSERT_EQ(run("index --corpus " + (dir / "nfcorpus").string() + " --index " +
-                      (dir / "idx").string() + " -q",
+                      (dir / "idx").string() + " --quiet",
                   log),
               0)
         << slurp(log);
     EXPECT_NE(slurp(log).find("indexed 3 documents"), std::string::npos) << slurp(log);
     ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "nfcorpus/queries.jsonl").string() + " --output " +
-                      (dir / "r.run").string() + " -q",
+                      (dir / "r.run").string() + " --quiet",
                   log),
               0)
         << slurp(log);
@@ -218,7 +218,7 @@ TEST(CollectionsCli, SkipBadOnTheWrongFormatIsAnError) {
                "\"b\"}\n");
     auto log = dir / "log.txt";
     EXPECT_EQ(run("index --corpus " + (dir / "corpus.tsv").string() + " --skip-bad --index " +
-                      (dir / "idx").string() + " -q",
+                      (dir / "idx").string() + " --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("corpus.tsv:1: expected MS MARCO TSV (id<TAB>text) but the file "
@@ -229,12 +229,12 @@ TEST(CollectionsCli, SkipBadOnTheWrongFormatIsAnError) {
     // --max-bad-share: 1 bad line of 4 (25 %) passes with 0.3, fails with the default.
     write_file(dir / "c.tsv", "1\ta\n2\tb\nbroken\n3\tc\n");
     EXPECT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --skip-bad --index " +
-                      (dir / "idx").string() + " -q",
+                      (dir / "idx").string() + " --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("1 of 4 records are bad"), std::string::npos) << slurp(log);
     EXPECT_EQ(run("index --corpus " + (dir / "c.tsv").string() +
-                      " --skip-bad --max-bad-share 0.3 --index " + (dir / "idx").string() + " -q",
+                      " --skip-bad --max-bad-share 0.3 --index " + (dir / "idx").string() + " --quiet",
                   log),
               0)
         << slurp(log);

@@ -363,11 +363,11 @@ TEST(GenerateCli, WritesTheThreeFiles) {
 
     auto jdir = temp_dir("cli_jsonl");
     std::string jcmd = std::string(PLUMB_CLI_PATH) + " generate -o " + jdir.string() +
-                       " --passages 10 --queries 2 --format jsonl -q 2>/dev/null";
+                       " --passages 10 --queries 2 --format jsonl --quiet 2>/dev/null";
     ASSERT_EQ(std::system(jcmd.c_str()), 0);
     EXPECT_TRUE(fs::exists(jdir / "corpus.jsonl"));
 
     std::string bad = std::string(PLUMB_CLI_PATH) + " generate -o " + temp_dir("bad").string() +
-                      " --passages 0 -q 2>/dev/null";
+                      " --passages 0 --quiet 2>/dev/null";
     EXPECT_NE(std::system(bad.c_str()), 0);
 }

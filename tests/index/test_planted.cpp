@@ -579,7 +579,7 @@ TEST(PlantedCli, GenerateDashDashPlanted) {
     std::string ucmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
                        udir.string() +
                        " --passages 1000 --train-queries 20 --dev-queries 5 --test-queries 5"
-                       " --answer-positions uniform --gender-skew 0.5 -q 2>/dev/null";
+                       " --answer-positions uniform --gender-skew 0.5 --quiet 2>/dev/null";
     ASSERT_EQ(std::system(ucmd.c_str()), 0);
     EXPECT_EQ(lines_of(udir / "corpus.tsv").size(), 1000u);
     EXPECT_EQ(lines_of(udir / "topics.train.tsv").size(), 20u);
@@ -588,7 +588,7 @@ TEST(PlantedCli, GenerateDashDashPlanted) {
 
     auto fails = [](const std::string& args) {
         std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
-                        temp_dir("cli_bad").string() + " " + args + " -q 2>/dev/null";
+                        temp_dir("cli_bad").string() + " " + args + " --quiet 2>/dev/null";
         return std::system(c.c_str()) != 0;
     };
     EXPECT_TRUE(fails("--answer-positions early"));              // needs --planted

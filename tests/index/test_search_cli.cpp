@@ -40,14 +40,14 @@ TEST(SearchCli, IndexAndSearchTinyCorpus) {
     write_file(dir / "q.tsv", "q1\tcats\nq2\tgarden roses\nq3\tc++? AND \"\nq4\t\n");
     auto log = dir / "log.txt";
     ASSERT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --index " +
-                      (dir / "idx").string() + " --threads 2 -q",
+                      (dir / "idx").string() + " --threads 2 --quiet",
                   log),
               0)
         << slurp(log);
     EXPECT_NE(slurp(log).find("indexed 4 documents"), std::string::npos) << slurp(log);
     ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "q.tsv").string() + " --output " + (dir / "run.txt").string() +
-                      " --k 2 --tag t1 -q",
+                      " --k 2 --tag t1 --quiet",
                   log),
               0)
         << slurp(log);
@@ -70,7 +70,7 @@ TEST(SearchCli, IndexAndSearchTinyCorpus) {
     // RM3 and explicit parameters run too.
     ASSERT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "q.tsv").string() + " --output " + (dir / "rm3.txt").string() +
-                      " --rm3 --bm25.k1 1.2 --bm25.b 0.75 --threads 2 -q",
+                      " --rm3 --bm25.k1 1.2 --bm25.b 0.75 --threads 2 --quiet",
                   log),
               0)
         << slurp(log);
@@ -79,7 +79,7 @@ TEST(SearchCli, IndexAndSearchTinyCorpus) {
     // Mismatching analysis request and missing index are clear errors (exit 1).
     EXPECT_EQ(run("search --index " + (dir / "idx").string() + " --topics " +
                       (dir / "q.tsv").string() + " --output " + (dir / "x.txt").string() +
-                      " --no-stem -q",
+                      " --no-stem --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("plumb: error:"), std::string::npos);
@@ -93,7 +93,7 @@ TEST(SearchCli, IndexAndSearchTinyCorpus) {
     // Duplicate ids: error naming file and line.
     write_file(dir / "dup.tsv", "a\tx\na\ty\n");
     EXPECT_EQ(run("index --corpus " + (dir / "dup.tsv").string() + " --index " +
-                      (dir / "idx2").string() + " -q",
+                      (dir / "idx2").string() + " --quiet",
                   log),
               1);
     EXPECT_NE(slurp(log).find("dup.tsv:2"), std::string::npos) << slurp(log);
@@ -109,7 +109,7 @@ TEST(SearchCli, AnseriniAnalyzerOption) {
     auto log = dir / "log.txt";
     const std::string idx = (dir / "idx").string();
     ASSERT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --index " + idx +
-                      " --analyzer anserini -q",
+                      " --analyzer anserini --quiet",
                   log),
               0)
         << slurp(log);
@@ -117,7 +117,7 @@ TEST(SearchCli, AnseriniAnalyzerOption) {
         << slurp(log);
     const std::string search = "search --index " + idx + " --topics " +
                                (dir / "q.tsv").string() + " --output " +
-                               (dir / "run.txt").string() + " -q";
+                               (dir / "run.txt").string() + " --quiet";
     ASSERT_EQ(run(search, log), 0) << slurp(log);
     // "fold" is a token of p1 and p2 only when "11-fold" / "1.5-fold" are split.
     auto lines = lines_of(slurp(dir / "run.txt"));
@@ -132,7 +132,7 @@ TEST(SearchCli, AnseriniAnalyzerOption) {
     EXPECT_NE(slurp(log).find("uax29+possessive+lowercase+stop'"), std::string::npos)
         << slurp(log);
     EXPECT_NE(run("index --corpus " + (dir / "c.tsv").string() + " --index " + idx +
-                      "2 --analyzer lucene9 -q",
+                      "2 --analyzer lucene9 --quiet",
                   log),
               0);
     EXPECT_NE(slurp(log).find("lucene9"), std::string::npos) << slurp(log);

@@ -21,7 +21,7 @@ cmake --build "$work/build-ph" -j 2 >/dev/null
 mkdir -p "$work/ph"
 printf 'p1\tthe quick brown fox\np2\ta lazy dog sleeps\np3\tthe fox and the dog\n' \
     > "$work/ph/corpus.tsv"
-"$work/prefix/bin/plumb" index -q --corpus "$work/ph/corpus.tsv" --index "$work/ph/idx"
+"$work/prefix/bin/plumb" index --quiet --corpus "$work/ph/corpus.tsv" --index "$work/ph/idx"
 printf '{"first_stage": {"type": "bm25", "index": "idx"}, "k": 2}\n' > "$work/ph/pipeline.json"
 out="$("$work/build-ph/plumb_pipeline_host" "$work/ph/pipeline.json" "fox")"
 echo "$out"
@@ -38,7 +38,7 @@ cmake --build "$work/build-cs" -j 2 >/dev/null
 mkdir -p "$work/cs"
 printf 'a/1\tfox\na/2\tfox jumps\na/3\tfox jumps high\nb/1\tfox runs over there\nc/1\tdog\n' \
     > "$work/cs/corpus.tsv"
-"$work/prefix/bin/plumb" index -q --corpus "$work/cs/corpus.tsv" --index "$work/cs/idx"
+"$work/prefix/bin/plumb" index --quiet --corpus "$work/cs/corpus.tsv" --index "$work/cs/idx"
 printf '{"first_stage": {"type": "bm25", "index": "idx"}, "k": 10,
          "post_filters": [{"type": "per_site_cap", "max": 2}]}\n' > "$work/cs/pipeline.json"
 cs="$("$work/build-cs/plumb_custom_stage" "$work/cs/pipeline.json" "fox")"
@@ -54,7 +54,7 @@ grep -q 'per_site_cap.*unknown key "maxx"' "$work/cs/err.txt"
 # The installed `plumb` loads its LibTorch command module from <prefix>/<libdir>/plumb: a
 # configured pipeline through `plumb search --pipeline` (core command -> module hook).
 printf 'q1\tfox\n' > "$work/ph/topics.tsv"
-"$work/prefix/bin/plumb" search -q --pipeline "$work/ph/pipeline.json" \
+"$work/prefix/bin/plumb" search --quiet --pipeline "$work/ph/pipeline.json" \
     --topics "$work/ph/topics.tsv" --output "$work/ph/run.txt"
 grep -q '^q1 Q0 p3 1 ' "$work/ph/run.txt"
 "$work/prefix/bin/plumb" --help > "$work/help.txt"

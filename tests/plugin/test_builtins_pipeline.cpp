@@ -283,7 +283,7 @@ struct Dense {
 const Dense& dense() {
     static Dense* d = [] {
         auto& f = fixture();
-        std::string cmd = std::string(PLUMB_CLI_PATH) + " encode -q --index " +
+        std::string cmd = std::string(PLUMB_CLI_PATH) + " encode --quiet --index " +
                           (f.dir / "idx").string() + " --model " +
                           (kRef / "tiny_bert_base").string() + " --output " +
                           (f.dir / "vec").string() + " --factory Flat > " +

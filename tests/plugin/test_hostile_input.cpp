@@ -238,21 +238,21 @@ TEST(HostileLines, CrOnlyRunsAreReadInFull) {
 
 TEST(HostileCorpus, NulInAPassageEmptyCorpusAndOverflowAreCliErrors) {
     TempDir dir("hostile");
-    auto r = run_plumb("index -q -c " +
+    auto r = run_plumb("index --quiet -c " +
                        quoted(write(dir / "nul.tsv", std::string("d1\tok\nd2\tcut\0here\n", 19))) +
                        " -i " + quoted(dir / "i1"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "nul.tsv:2: NUL byte")) << r.out;
     EXPECT_FALSE(fs::exists(dir / "i1"));
-    r = run_plumb("index -q -c " + quoted(write(dir / "empty.tsv", "")) + " -i " +
+    r = run_plumb("index --quiet -c " + quoted(write(dir / "empty.tsv", "")) + " -i " +
                   quoted(dir / "i2"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "empty.tsv: the corpus holds no documents")) << r.out;
     EXPECT_FALSE(fs::exists(dir / "i2"));
-    r = run_plumb("index -q --allow-empty -c " + quoted(dir / "empty.tsv") + " -i " +
+    r = run_plumb("index --quiet --allow-empty -c " + quoted(dir / "empty.tsv") + " -i " +
                   quoted(dir / "i2"));
     EXPECT_EQ(r.status, 0) << r.out;
-    r = run_plumb("index -q -c " +
+    r = run_plumb("index --quiet -c " +
                   quoted(write(dir / "c.jsonl",
                                "{\"_id\": \"a\", \"text\": \"x\"}\n"
                                "{\"_id\": \"b\", \"text\": \"y\", \"n\": 1e400}\n")) +
@@ -261,7 +261,7 @@ TEST(HostileCorpus, NulInAPassageEmptyCorpusAndOverflowAreCliErrors) {
     EXPECT_TRUE(contains(r.out, "c.jsonl:2: invalid JSON: number overflow")) << r.out;
     EXPECT_FALSE(contains(r.out, "internal error")) << r.out;
     // An escaped NUL inside a JSON string is refused the same way.
-    r = run_plumb("index -q -c " +
+    r = run_plumb("index --quiet -c " +
                   quoted(write(dir / "n.jsonl", "{\"_id\": \"a\", \"text\": \"x\\u0000y\"}\n")) +
                   " -i " + quoted(dir / "i4"));
     EXPECT_EQ(r.status, 1) << r.out;
@@ -335,12 +335,55 @@ TEST(HostileQrels, HugeGradesCostOneEntryAndScoreByDefinition) {
 TEST(HostileOptions, ThreadCountsAreBounded) {
     TempDir dir("hostile");
     for (const char* bad : {"10000", "-5", "0", "many"}) {
-        auto r = run_plumb(std::string("index -q -c x -i y --threads ") + bad);
+        auto r = run_plumb(std::string("index --quiet -c x -i y --threads ") + bad);
         EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
     }
     const auto c = write(dir / "c.tsv", "d1\thello world\n");
-    auto r = run_plumb("index -q --threads auto -c " + quoted(c) + " -i " + quoted(dir / "i"));
+    auto r = run_plumb("index --quiet --threads auto -c " + quoted(c) + " -i " + quoted(dir / "i"));
     EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(CliConventions, OneMeaningPerOptionName) {
+    TempDir dir("conventions");
+    const auto c = write(dir / "c.tsv", "d1\thello world\nd2\thello there\n");
+    const auto topics = write(dir / "t.tsv", "q1\thello\n");
+    // --input-format names the input format, --quiet turns the progress bar off.
+    auto r = run_plumb("index --quiet --input-format tsv -c " + quoted(c) + " -i " +
+                       quoted(dir / "i"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    // The old spellings are usage errors naming the option to use, and build nothing.
+    r = run_plumb("index --format tsv -c " + quoted(c) + " -i " + quoted(dir / "j"));
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.out.find("plumb: error: --format names an output format"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("--input-format"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "j"));
+    for (const std::string& cmd :
+         {"index -c " + quoted(c) + " -i " + quoted(dir / "k"),
+          "search -i " + quoted(dir / "i") + " --topics " + quoted(topics) + " --output " +
+              quoted(dir / "r.run"),
+          "debias liwc --dic x.dic --corpus " + quoted(c) + " --output " + quoted(dir / "p")}) {
+        r = run_plumb(cmd + " -q");
+        EXPECT_EQ(r.status, 2) << cmd << ": " << r.out;
+        EXPECT_NE(r.out.find("plumb: error: -q is trec_eval's per-query option"),
+                  std::string::npos)
+            << cmd << ": " << r.out;
+        EXPECT_NE(r.out.find("--quiet"), std::string::npos) << r.out;
+    }
+    EXPECT_FALSE(fs::exists(dir / "k"));
+    EXPECT_FALSE(fs::exists(dir / "r.run"));
+    // In eval, -q keeps trec_eval's meaning (per-query lines) and --format is the output's.
+    r = run_plumb("search --quiet -i " + quoted(dir / "i") + " --topics " + quoted(topics) +
+                  " --output " + quoted(dir / "r.run"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto qrels = write(dir / "q.txt", "q1 0 d1 1\n");
+    r = run_plumb("eval -q -m P.1 " + quoted(qrels) + " " + quoted(dir / "r.run"), false);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("P_1                   \tq1\t"), std::string::npos) << r.out;
+    r = run_plumb("eval --format json -m P.1 " + quoted(qrels) + " " + quoted(dir / "r.run"),
+                  false);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.front(), '{') << r.out;
 }
 
 TEST(HostileTemporaries, FoldersOfDeadProcessesAreRemovedLiveOnesKept) {
@@ -370,7 +413,7 @@ TEST(HostileCorpus, NulInAnHtmlDocumentIsAnErrorNamingTheFile) {
     fs::create_directories(dir / "html");
     write(dir / "html" / "a.html", "<html><body>fine text</body></html>");
     write(dir / "html" / "b.html", std::string("<html><body>cut\0here</body></html>", 34));
-    auto r = run_plumb("index -q --format html -c " + quoted(dir / "html") + " -i " +
+    auto r = run_plumb("index --quiet --input-format html -c " + quoted(dir / "html") + " -i " +
                        quoted(dir / "i"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "b.html")) << r.out;

@@ -421,7 +421,7 @@ TEST(PipelineCli, YamlConfig) {
     auto& f = fixture();
     write_file(f.dir / "ytopics.tsv", "q1\tapple cherry\nq2\tdate\n");
     write_file(f.dir / "cli.yaml", "first_stage:\n  type: bm25\n  index: idx\nk: 2\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
                       (f.dir / "cli.yaml").string() + " --topics " +
                       (f.dir / "ytopics.tsv").string() + " --output " +
                       (f.dir / "yrun.txt").string();
@@ -437,7 +437,7 @@ TEST(PipelineCli, YamlConfig) {
     EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
     // A YAML syntax error: exit status 1, message naming the file and line.
     write_file(f.dir / "cli_bad.yaml", "k: 2\nfirst_stage: {type: bm25\n");
-    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
                       (f.dir / "cli_bad.yaml").string() + " --topics " +
                       (f.dir / "ytopics.tsv").string() + " --output " +
                       (f.dir / "yrun2.txt").string() + " 2> " + (f.dir / "yerr.txt").string();
@@ -545,7 +545,7 @@ TEST(PipelineCli, ReportFileAndMeans) {
                "first_stage: {type: bm25, index: idx}\n"
                "post_filters:\n  - {type: fair_topk, p: 0.5, alpha: 0.1, k: 2, "
                "bias_file: bias2.tsv}\nk: 10\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --stats --config " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --stats --config " +
                       (f.dir / "rep.yaml").string() + " --topics " +
                       (f.dir / "rtopics.tsv").string() + " --output " +
                       (f.dir / "rrun.txt").string() + " --report " +
@@ -584,7 +584,7 @@ TEST(PipelineCli, DebiasPostFilterComputesBiasFromAWordList) {
     write_file(f.dir / "g_corpus.tsv", "a\tsaid he he\nb\tshe ran\nc\tthe cat\n");
     write_file(f.dir / "g_words.txt", "he,m\nshe,f\n");
     std::string cmd = std::string(PLUMB_CLI_PATH) +
-                      " debias post-filter -q --filter balance -k 2 " + "--budget 0 --run " +
+                      " debias post-filter --quiet --filter balance -k 2 " + "--budget 0 --run " +
                       (f.dir / "g_run.txt").string() + " --corpus " +
                       (f.dir / "g_corpus.tsv").string() + " --words " +
                       (f.dir / "g_words.txt").string() + " -o " + (f.dir / "g_out.txt").string() +
@@ -761,7 +761,7 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
     auto& f = fixture();
     write_file(f.dir / "topics.tsv", "q1\tapple cherry\nq2\tdate\n");
     write_file(f.dir / "cli.json", R"({"first_stage": {"type": "bm25", "index": "idx"}, "k": 2})");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline -q --stats --threads 2 --config " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --stats --threads 2 --config " +
                       (f.dir / "cli.json").string() + " --topics " +
                       (f.dir / "topics.tsv").string() + " --output " +
                       (f.dir / "run.txt").string() + " --tag t > " + (f.dir / "out.txt").string();
@@ -778,7 +778,7 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
     EXPECT_NE(read_file(f.dir / "out.txt").find("bm25"), std::string::npos);
     // A bad configuration fails with a message.
     write_file(f.dir / "bad.json", R"({"first_stage": {"type": "bm25", "index": "idx", "x": 1}})");
-    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline -q --config " +
+    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
                       (f.dir / "bad.json").string() + " --topics " +
                       (f.dir / "topics.tsv").string() + " --output " +
                       (f.dir / "run2.txt").string() + " 2>/dev/null";
@@ -826,7 +826,7 @@ TEST(PipelineCli, SearchWithPipelineOption) {
     write_file(f.dir / "topics2.tsv", "q1\tapple cherry\n");
     write_file(f.dir / "s.json", R"({"first_stage": {"type": "bm25", "index": "idx"},
         "post_filters": [{"type": "dedup", "shingle": 1, "threshold": 0.5}], "k": 10})");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " search -q --pipeline " +
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " search --quiet --pipeline " +
                       (f.dir / "s.json").string() + " --topics " +
                       (f.dir / "topics2.tsv").string() + " --output " +
                       (f.dir / "srun.txt").string();
@@ -840,7 +840,7 @@ TEST(PipelineCli, SearchWithPipelineOption) {
     // As in BuiltinNearDuplicatesFilter: d2 removed.
     EXPECT_EQ(got, (std::vector<std::string>{"d4", "d1", "d3"}));
     // Neither --index nor --pipeline: an error.
-    std::string bad = std::string(PLUMB_CLI_PATH) + " search -q --topics " +
+    std::string bad = std::string(PLUMB_CLI_PATH) + " search --quiet --topics " +
                       (f.dir / "topics2.tsv").string() + " --output " +
                       (f.dir / "srun2.txt").string() + " 2>/dev/null";
     EXPECT_NE(std::system(bad.c_str()), 0);

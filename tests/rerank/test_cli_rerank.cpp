@@ -93,7 +93,7 @@ TEST(CliRerank, CrossEncoderRescoresHeadKeepsTail) {
                       (f.tmp.path / "topics.tsv").string() + " --run " +
                       (f.tmp.path / "bm25.run").string() + " --model " +
                       (kRef / "tiny_bert_cat1").string() +
-                      " --type cat --depth 1 --batch 2 --threads 1 -q --output " + out.string(),
+                      " --type cat --depth 1 --batch 2 --threads 1 --quiet --output " + out.string(),
                   f.tmp.path / "log"),
               0)
         << plumb::read_file(f.tmp.path / "log");
@@ -116,7 +116,7 @@ TEST(CliRerank, BadInputFailsWithMessage) {
     Fixture f;
     const std::string common = " --topics " + (f.tmp.path / "topics.tsv").string() + " --run " +
                                (f.tmp.path / "bm25.run").string() + " --output " +
-                               (f.tmp.path / "x.run").string() + " -q";
+                               (f.tmp.path / "x.run").string() + " --quiet";
     {  // a run document missing from the corpus
         std::ofstream c(f.tmp.path / "small.tsv");
         c << "p0\t" << f.passages[0] << "\n";
@@ -147,7 +147,7 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     const auto vec = f.tmp.path / "vec";
     ASSERT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
                       (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
-                      " --similarity cosine --chunk 3 --factory HNSW8,Flat -q",
+                      " --similarity cosine --chunk 3 --factory HNSW8,Flat --quiet",
                   f.tmp.path / "log"),
               0)
         << plumb::read_file(f.tmp.path / "log");
@@ -162,7 +162,7 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     const auto out = f.tmp.path / "dense.run";
     ASSERT_EQ(run("dense-search --vectors " + vec.string() + " --model " +
                       (kRef / "tiny_bert_base").string() + " --topics " +
-                      (f.tmp.path / "same.tsv").string() + " --k 3 --ef-search 32 -q --output " +
+                      (f.tmp.path / "same.tsv").string() + " --k 3 --ef-search 32 --quiet --output " +
                       out.string(),
                   f.tmp.path / "log"),
               0)
@@ -182,7 +182,7 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     ASSERT_EQ(
         run("dense-search --vectors " + vec.string() + " --model " +
                 (kRef / "tiny_bert_base").string() + " --topics " +
-                (f.tmp.path / "same.tsv").string() + " --k 3 -q --fuse-bm25 " +
+                (f.tmp.path / "same.tsv").string() + " --k 3 --quiet --fuse-bm25 " +
                 (f.tmp.path / "other.run").string() + " --fusion rrf --output " + out.string(),
             f.tmp.path / "log"),
         0)
@@ -195,7 +195,7 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     // Encoding again resumes: nothing new to do, folder complete.
     ASSERT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
                       (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
-                      " --similarity cosine --chunk 3 --no-index -q",
+                      " --similarity cosine --chunk 3 --no-index --quiet",
                   f.tmp.path / "log"),
               0);
     EXPECT_NE(plumb::read_file(f.tmp.path / "log").find("(7 from an earlier run)"),
@@ -204,7 +204,7 @@ TEST(CliRerank, EncodeDenseSearchAndFusion) {
     // Another pooling into the same folder is refused.
     EXPECT_EQ(run("encode --corpus " + (f.tmp.path / "corpus.tsv").string() + " --model " +
                       (kRef / "tiny_bert_base").string() + " --output " + vec.string() +
-                      " --similarity cosine --pooling mean -q",
+                      " --similarity cosine --pooling mean --quiet",
                   f.tmp.path / "log"),
               1);
 }

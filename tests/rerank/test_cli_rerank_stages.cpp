@@ -86,7 +86,7 @@ struct Inputs {
     std::string common(const fs::path& out) const {
         return " --corpus " + (tmp.path / "corpus.tsv").string() + " --topics " +
                (tmp.path / "topics.tsv").string() + " --run " + (tmp.path / "in.run").string() +
-               " -q --output " + out.string();
+               " --quiet --output " + out.string();
     }
 };
 

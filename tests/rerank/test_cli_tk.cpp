@@ -126,7 +126,7 @@ TEST(CliTk, Word2VecBinaryEmbeddings) {
     write_text(t.path / "vectors.bin", bin);
     for (const char* format : {"auto", "word2vec", "word2vec-binary"}) {
         const auto model = t.path / (std::string("m_") + format);
-        ASSERT_EQ(run("tk-init --embeddings " + (t.path / "vectors.bin").string() + " --format " +
+        ASSERT_EQ(run("tk-init --embeddings " + (t.path / "vectors.bin").string() + " --input-format " +
                           format + " --output " + model.string() +
                           " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet",
                       t.path / "init.log"),
@@ -139,7 +139,7 @@ TEST(CliTk, Word2VecBinaryEmbeddings) {
     }
     // Forced text reading of the binary file fails naming the file.
     EXPECT_EQ(run("tk-init --embeddings " + (t.path / "vectors.bin").string() +
-                      " --format word2vec-text --output " + (t.path / "m").string() +
+                      " --input-format word2vec-text --output " + (t.path / "m").string() +
                       " --heads 1 --head-dim 0 --quiet",
                   t.path / "log"),
               1);

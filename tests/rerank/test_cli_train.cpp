@@ -56,17 +56,17 @@ protected:
         dir = plumb::test::process_dir("plumb_test_cli_train_");
         fs::create_directories(dir);
         auto log = dir / "setup.log";
-        ASSERT_EQ(run("generate -q --output " + (dir / "gen").string() +
+        ASSERT_EQ(run("generate --quiet --output " + (dir / "gen").string() +
                           " --passages 300 --queries 20 --vocab 800 --seed 5",
                       log),
                   0)
             << plumb::read_file(log);
-        ASSERT_EQ(run("index -q --corpus " + (dir / "gen" / "corpus.tsv").string() + " --index " +
+        ASSERT_EQ(run("index --quiet --corpus " + (dir / "gen" / "corpus.tsv").string() + " --index " +
                           (dir / "idx").string(),
                       log),
                   0)
             << plumb::read_file(log);
-        ASSERT_EQ(run("search -q --index " + (dir / "idx").string() + " --topics " +
+        ASSERT_EQ(run("search --quiet --index " + (dir / "idx").string() + " --topics " +
                           (dir / "gen" / "topics.tsv").string() + " --output " +
                           (dir / "bm25.run").string() + " --k 20",
                       log),
@@ -131,7 +131,7 @@ fs::path CliTrain::dir;
 TEST_F(CliTrain, TkHingeFromQrelsAndRunWithValidation) {
     auto out = dir / "tk_hinge";
     auto log = dir / "tk_hinge.log";
-    ASSERT_EQ(run("train -q --model tk --init " + (dir / "tk_init").string() + " --output " +
+    ASSERT_EQ(run("train --quiet --model tk --init " + (dir / "tk_init").string() + " --output " +
                       out.string() + common_qrels() +
                       " --negatives 2 --sample-depth 20 --batch 4 --steps 12 --threads 1"
                       " --lr-group kernels=0.01 --warmup 2 --clip 5 --validate-every 6"
@@ -152,7 +152,7 @@ TEST_F(CliTrain, TkHingeFromQrelsAndRunWithValidation) {
     EXPECT_EQ(report["validations"].size(), 2u);
     // the trained model re-ranks through `plumb rerank`
     ASSERT_EQ(
-        run("rerank -q --type tk --model " + (out / "best").string() + " --index " +
+        run("rerank --quiet --type tk --model " + (out / "best").string() + " --index " +
                 (dir / "idx").string() + " --topics " + (dir / "gen" / "topics.tsv").string() +
                 " --run " + (dir / "bm25.run").string() + " --depth 10 --output " +
                 (dir / "tk.run").string(),
@@ -161,7 +161,7 @@ TEST_F(CliTrain, TkHingeFromQrelsAndRunWithValidation) {
         << plumb::read_file(log);
     EXPECT_TRUE(fs::exists(dir / "tk.run"));
     // continuing a finished run from last/ with a larger budget
-    ASSERT_EQ(run("train -q --model tk --output " + out.string() + common_qrels() +
+    ASSERT_EQ(run("train --quiet --model tk --output " + out.string() + common_qrels() +
                       " --negatives 2 --sample-depth 20 --batch 4 --steps 15 --threads 1 --resume",
                   log),
               0)
@@ -199,7 +199,7 @@ TEST_F(CliTrain, TkFromIdTriples) {
     auto out = dir / "tk_ids";
     auto log = dir / "tk_ids.log";
     ASSERT_EQ(
-        run("train -q --model tk --objective ce --init " + (dir / "tk_init").string() +
+        run("train --quiet --model tk --objective ce --init " + (dir / "tk_init").string() +
                 " --output " + out.string() + " --id-triples " + (dir / "id_triples.tsv").string() +
                 " --topics " + (dir / "gen" / "topics.tsv").string() + " --index " +
                 (dir / "idx").string() + " --batch 4 --steps 4 --threads 1",
@@ -213,7 +213,7 @@ TEST_F(CliTrain, CatCeFromTriples) {
     auto out = dir / "cat_ce";
     auto log = dir / "cat_ce.log";
     ASSERT_EQ(
-        run("train -q --model cat --objective ce --init " + (dir / "tiny_bert_cat1").string() +
+        run("train --quiet --model cat --objective ce --init " + (dir / "tiny_bert_cat1").string() +
                 " --output " + out.string() + " --triples " + (dir / "triples.tsv").string() +
                 " --batch 4 --accumulation 2 --epochs 2 --lr 1e-3 --max-length 32 --threads 1",
             log),
@@ -233,7 +233,7 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
                                 ? " --gender-words " + (dir / "gender.txt").string() +
                                       " --fairness ts --lambda 0.5 --learn-lambda"
                                 : "";
-        ASSERT_EQ(run("train -q --model dot --objective " + objective + " --init " +
+        ASSERT_EQ(run("train --quiet --model dot --objective " + objective + " --init " +
                           (dir / "tiny_bert_base").string() + " --output " + out.string() +
                           " --triples " + (dir / "triples.tsv").string() +
                           " --batch 4 --steps 4 --lr 1e-3 --query-max-length 16"
@@ -255,7 +255,7 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
 TEST_F(CliTrain, TkPoeWithLessDataWeakLearner) {
     auto out = dir / "tk_poe";
     auto log = dir / "tk_poe.log";
-    ASSERT_EQ(run("train -q --model tk --objective poe --alpha 0.1 --weak-strategy less-data"
+    ASSERT_EQ(run("train --quiet --model tk --objective poe --alpha 0.1 --weak-strategy less-data"
                   " --weak-fraction 0.5 --init " +
                       (dir / "tk_init").string() + " --output " + out.string() + common_qrels() +
                       " --batch 4 --steps 4 --threads 1",
@@ -269,7 +269,7 @@ TEST_F(CliTrain, TkPoeWithLessDataWeakLearner) {
 
 TEST_F(CliTrain, BadInputsFailWithFileAndLine) {
     auto log = dir / "bad.log";
-    auto base = "train -q --model cat --objective ce --init " + (dir / "tiny_bert_cat1").string() +
+    auto base = "train --quiet --model cat --objective ce --init " + (dir / "tiny_bert_cat1").string() +
                 " --output " + (dir / "bad_out").string() + " --steps 2 --batch 2";
     // missing file
     EXPECT_EQ(run(base + " --triples " + (dir / "nope.tsv").string(), log), 1);
@@ -283,14 +283,14 @@ TEST_F(CliTrain, BadInputsFailWithFileAndLine) {
     EXPECT_NE(plumb::read_file(log).find("broken.tsv:3"), std::string::npos)
         << plumb::read_file(log);
     // inconsistent options
-    EXPECT_EQ(run("train -q --model tk --objective contrastive --init " +
+    EXPECT_EQ(run("train --quiet --model tk --objective contrastive --init " +
                       (dir / "tk_init").string() + " --output " + (dir / "bad_out2").string() +
                       " --triples " + (dir / "triples.tsv").string(),
                   log),
               1);
     EXPECT_NE(plumb::read_file(log).find("bi-encoder"), std::string::npos) << plumb::read_file(log);
     // no data source
-    EXPECT_EQ(run("train -q --model tk --init " + (dir / "tk_init").string() + " --output " +
+    EXPECT_EQ(run("train --quiet --model tk --init " + (dir / "tk_init").string() + " --output " +
                       (dir / "bad_out3").string(),
                   log),
               1);
