@@ -22,6 +22,7 @@
 
 #include <lucene++/SegmentTermEnum.h>
 #include <lucene++/WhitespaceAnalyzer.h>
+#include "plugin/atomic_directory.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -33,17 +34,6 @@ namespace {
 using detail::fsync_file;
 using detail::fsync_path;
 using detail::write_all;
-
-/// Removes the temporary build directory unless released (after the swap).
-struct TempDirGuard {
-    fs::path path;
-    bool active = true;
-    ~TempDirGuard() {
-        if (!active) return;
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 /// Buffered FILE* that is closed on destruction.
 struct OutFile {
@@ -86,26 +76,6 @@ fs::path normalised_target(const fs::path& index_dir) {
     fs::path dir = fs::absolute(index_dir).lexically_normal();
     if (dir.filename().empty()) dir = dir.parent_path();
     return dir;
-}
-
-std::string temp_suffix() {
-    static std::atomic<unsigned> counter{0};
-    return ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
-
-/// Puts the finished `tmp` at `dir`: atomic exchange when `dir` exists (the old index then sits
-/// at `tmp` and is removed by the guard), plain rename otherwise.
-void swap_into_place(const fs::path& tmp, const fs::path& dir) {
-    if (fs::exists(dir)) {
-        if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
-            throw IoError("cannot replace " + dir.string() + " with the new index: " +
-                          std::strerror(errno));
-        }
-    } else if (::rename(tmp.c_str(), dir.c_str()) != 0) {
-        throw IoError("cannot rename " + tmp.string() + " to " + dir.string() + ": " +
-                      std::strerror(errno));
-    }
-    fsync_path(dir.parent_path());
 }
 
 void analyse_batch(detail::AnalysisChain& chain, Batch& b) {
@@ -275,10 +245,10 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
                              ": it exists, is not empty and is not a plumb index");
         }
     }
-    fs::create_directories(dir.parent_path());
-    remove_stale_temporaries(dir);  // builds killed before they could clean up
-    TempDirGuard guard{dir.parent_path() / (dir.filename().string() + temp_suffix())};
-    const fs::path& tmp = guard.path;
+    // Written into a temporary sibling and swapped into place by commit(); stale temporaries
+    // of builds killed before they could clean up are removed first.
+    AtomicDirectory out(dir);
+    const fs::path& tmp = out.path();
     fs::create_directories(tmp / detail::kLuceneDir);
 
     CorpusReaderOptions reader_options;
@@ -590,11 +560,8 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         f.write(meta.dump(2) + "\n");
         f.commit();
     }
-    fsync_path(tmp);
     check_cancel(cancel);
-    swap_into_place(tmp, dir);
-    // After an exchange `tmp` holds the previous index: the guard removes it; after a plain
-    // rename it no longer exists.
+    out.commit();  // fsyncs, then exchanges with the previous index (removed)
     stats.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return stats;

@@ -16,6 +16,7 @@
 
 #include "eval/evaluator.hpp"
 #include "eval/gender.hpp"
+#include "plugin/atomic_directory.hpp"
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
@@ -231,28 +232,8 @@ void write_json(const fs::path& path, const json& j) {
 
 /// Replaces directory `dst` by `tmp` (both siblings): dst -> dst.old, tmp -> dst, drop old.
 /// A crash in between leaves dst.old, which find_checkpoint() falls back to.
-void replace_dir(const fs::path& tmp, const fs::path& dst) {
-    fs::path old = dst;
-    old += ".old";
-    std::error_code ec;
-    fs::remove_all(old, ec);
-    if (fs::exists(dst)) fs::rename(dst, old);
-    fs::rename(tmp, dst);
-    fs::remove_all(old, ec);
-}
-
-fs::path temp_sibling(const fs::path& dst) {
-    static std::atomic<unsigned> counter{0};
-    fs::path tmp = dst;
-    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    remove_stale_temporaries(dst);  // left by a run killed while writing `dst`
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp);
-    return tmp;
-}
-
-/// <output>/last, or last.old left by an interrupted swap; empty when neither exists.
+/// <output>/last, or last.old left by an interrupted swap of plumb before AtomicDirectory; empty
+/// when neither exists.
 fs::path find_checkpoint(const fs::path& dir) {
     if (fs::exists(dir / "trainer_state.json")) return dir;
     fs::path old = dir;
@@ -630,16 +611,16 @@ ValidationPoint Session::validate() {
 }
 
 void Session::save_model(Trainable& model, const fs::path& dst) {
-    fs::path tmp = temp_sibling(dst);
+    AtomicDirectory out(dst);
     model.set_training(false);
-    model.save(tmp);
+    model.save(out.path());
     model.set_training(true);
-    replace_dir(tmp, dst);
+    out.commit();
 }
 
 void Session::save_last() {
-    fs::path dst = m_o.output / "last";
-    fs::path tmp = temp_sibling(dst);
+    AtomicDirectory out(m_o.output / "last");
+    const fs::path& tmp = out.path();
     m_model->set_training(false);
     m_model->save(tmp);
     m_model->set_training(true);
@@ -649,7 +630,7 @@ void Session::save_last() {
         throw IoError((tmp / "optimizer.pt").string() + ": " + e.what_without_backtrace());
     }
     write_json(tmp / "trainer_state.json", state_json());
-    replace_dir(tmp, dst);
+    out.commit();
     m_last_saved = m_step;
     flush_log();
 }
