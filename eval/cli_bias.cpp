@@ -19,6 +19,7 @@
 #include "eval/gender.hpp"
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
+#include "eval/subsets.hpp"
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
@@ -57,41 +58,6 @@ std::vector<std::string> run_names(const std::vector<std::string>& runs,
     }
     std::vector<std::string> out;
     for (const auto& r : runs) out.push_back(std::filesystem::path(r).filename().string());
-    return out;
-}
-
-/// Query subset file: lines `qid`, `qid<TAB>...<TAB>label` or `qid,text,...,label` (label =
-/// last field). A header line whose first field is "qid" or "query_id" is skipped. With
-/// `label`, only queries whose last field equals it are kept (a line without a label field is
-/// an error then). Returns the qids in file order.
-std::vector<std::string> read_query_subset(const std::string& path, const std::string& label) {
-    std::vector<std::string> out;
-    std::unordered_set<std::string> seen;
-    LineReader reader(path);
-    std::string_view line;
-    while (reader.next(line)) {
-        const auto t = trim(line);
-        if (t.empty() || t.front() == '#') continue;
-        std::string_view qid = t, last;
-        bool has_label = false;
-        if (const auto tab = t.find('\t'); tab != std::string_view::npos) {
-            qid = trim(t.substr(0, tab));
-            last = trim(t.substr(t.rfind('\t') + 1));
-            has_label = true;
-        } else if (const auto comma = t.find(','); comma != std::string_view::npos) {
-            qid = trim(t.substr(0, comma));
-            last = trim(t.substr(t.rfind(',') + 1));
-            has_label = true;
-        }
-        if (qid == "qid" || qid == "query_id") continue;
-        if (qid.empty()) reader.fail("empty qid");
-        if (!label.empty()) {
-            if (!has_label)
-                reader.fail("no label field (expected qid<TAB>label or qid,text,label)");
-            if (last != label) continue;
-        }
-        if (seen.emplace(qid).second) out.emplace_back(qid);
-    }
     return out;
 }
 

@@ -25,6 +25,38 @@ std::vector<std::string> read_qid_list(const std::filesystem::path& path) {
     return out;
 }
 
+std::vector<std::string> read_query_subset(const std::filesystem::path& path,
+                                           const std::string& label) {
+    std::vector<std::string> out;
+    std::unordered_set<std::string> seen;
+    LineReader reader(path);
+    std::string_view line;
+    while (reader.next(line)) {
+        const auto t = trim(line);
+        if (t.empty() || t.front() == '#') continue;
+        std::string_view qid = t, last;
+        bool has_label = false;
+        if (const auto tab = t.find('\t'); tab != std::string_view::npos) {
+            qid = trim(t.substr(0, tab));
+            last = trim(t.substr(t.rfind('\t') + 1));
+            has_label = true;
+        } else if (const auto comma = t.find(','); comma != std::string_view::npos) {
+            qid = trim(t.substr(0, comma));
+            last = trim(t.substr(t.rfind(',') + 1));
+            has_label = true;
+        }
+        if (qid == "qid" || qid == "query_id") continue;
+        if (qid.empty()) reader.fail("empty qid");
+        if (!label.empty()) {
+            if (!has_label)
+                reader.fail("no label field (expected qid<TAB>label or qid,text,label)");
+            if (last != label) continue;
+        }
+        if (seen.emplace(qid).second) out.emplace_back(qid);
+    }
+    return out;
+}
+
 ShownRanks read_shown_ranks(const std::filesystem::path& path) {
     ShownRanks shown;
     std::unordered_map<std::string, std::size_t> index;

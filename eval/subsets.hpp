@@ -29,6 +29,15 @@ namespace plumb::eval {
 /// Repeated qids are kept once (first occurrence order).
 std::vector<std::string> read_qid_list(const std::filesystem::path& path);
 
+/// Query subset file: lines `qid`, `qid<TAB>...<TAB>label` or `qid,text,...,label` (label =
+/// last field). A header line whose first field is "qid" or "query_id" is skipped. With
+/// `label`, only queries whose last field equals it are kept (a line without a label field is
+/// an error then). Returns the qids in file order.
+/// Blank lines and lines starting with '#' are skipped; a repeated qid is kept once. ParseError
+/// (file:line) for an empty qid or, with `label`, a line without a label field.
+std::vector<std::string> read_query_subset(const std::filesystem::path& path,
+                                           const std::string& label = {});
+
 struct ShownPassage {
     unsigned rank = 0;
     std::string docid;

@@ -116,3 +116,28 @@ TEST(Subsets, BadInputNamesLine) {
     auto ids = read_qid_list(temp_file("qids.txt", "q2\n# c\n\nq1 extra\nq2\n"));
     EXPECT_EQ(ids, (std::vector<std::string>{"q2", "q1"}));
 }
+
+TEST(Subsets, QuerySubsetFilesWithAndWithoutLabels) {
+    using V = std::vector<std::string>;
+    // Bare qids (a header and a comment skipped, a repeat kept once, CRLF line ends).
+    EXPECT_EQ(read_query_subset(temp_file("bare.txt", "qid\r\nq3\r\n# note\r\nq1\r\nq3\r\n")),
+              (V{"q3", "q1"}));
+    // TAB form: the label is the last field; without a label every qid is kept.
+    const auto tsv = temp_file("labels.tsv",
+                               "query_id\ttext\tlabel\nq1\tshe runs\tf\n"
+                               "q2\the runs\tm\nq3\tit runs\tn\nq4\ther dog\tf\n");
+    EXPECT_EQ(read_query_subset(tsv, "f"), (V{"q1", "q4"}));
+    EXPECT_EQ(read_query_subset(tsv, "m"), (V{"q2"}));
+    EXPECT_EQ(read_query_subset(tsv), (V{"q1", "q2", "q3", "q4"}));
+    // Comma form (qid,text,...,label), fields trimmed.
+    EXPECT_EQ(read_query_subset(temp_file("labels.csv", "q7, a, b , m\nq8,c,f\n"), "m"), (V{"q7"}));
+    // With a label, a line without a label field is an error naming the file and line.
+    try {
+        read_query_subset(temp_file("nolabel.tsv", "q1\tx\tf\nq2\n"), "f");
+        ADD_FAILURE() << "no error";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 2u);
+        EXPECT_NE(std::string(e.what()).find("nolabel.tsv"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(read_query_subset(temp_file("empty_qid.csv", ",x,f\n"), "f"), plumb::ParseError);
+}
