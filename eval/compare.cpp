@@ -17,6 +17,26 @@ TestKind parse_test_kind(std::string_view name) {
     throw InvalidArgument("unknown test '" + std::string(name) + "' (known: t, wilcoxon, both)");
 }
 
+const char* test_kind_name(TestKind kind) noexcept {
+    switch (kind) {
+        case TestKind::T:
+            return "t";
+        case TestKind::Wilcoxon:
+            return "wilcoxon";
+        case TestKind::Both:
+            return "both";
+    }
+    return "?";
+}
+
+bool pair_significant(const PairResult& p, TestKind test, double alpha,
+                      std::size_t num_queries) noexcept {
+    bool sig = num_queries >= 2 && p.mean_a != p.mean_b;
+    if (test != TestKind::Wilcoxon) sig = sig && p.t && p.p_t_adjusted < alpha;
+    if (test != TestKind::T) sig = sig && p.wilcoxon && p.p_wilcoxon_adjusted < alpha;
+    return sig;
+}
+
 CompareFormat parse_compare_format(std::string_view name) {
     if (name == "text") return CompareFormat::Text;
     if (name == "json") return CompareFormat::Json;
@@ -154,10 +174,7 @@ ComparisonTable compare_runs(const std::vector<std::string>& names,
             auto& p = table.pairs[first + i];
             p.p_t_adjusted = adj_t[i];
             p.p_wilcoxon_adjusted = adj_w[i];
-            bool sig = nq >= 2 && p.mean_a != p.mean_b;
-            if (do_t) sig = sig && p.p_t_adjusted < options.alpha;
-            if (do_w) sig = sig && p.p_wilcoxon_adjusted < options.alpha;
-            p.significant = sig;
+            p.significant = pair_significant(p, options.test, options.alpha, nq);
         }
     }
     return table;
@@ -182,30 +199,6 @@ std::string pval(double p) {
 
 std::string pad(const std::string& s, std::size_t w) {
     return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
-
-std::string test_name(TestKind k) {
-    switch (k) {
-        case TestKind::T:
-            return "t";
-        case TestKind::Wilcoxon:
-            return "wilcoxon";
-        case TestKind::Both:
-            return "both";
-    }
-    return "?";
-}
-
-std::string correction_name(Correction c) {
-    switch (c) {
-        case Correction::None:
-            return "none";
-        case Correction::Bonferroni:
-            return "bonferroni";
-        case Correction::Holm:
-            return "holm";
-    }
-    return "?";
 }
 
 std::string csv_field(const std::string& s) {
@@ -264,7 +257,7 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
     switch (format) {
         case CompareFormat::Text: {
             out += "queries: " + std::to_string(t.num_queries) +
-                   "  test: " + test_name(t.options.test) +
+                   "  test: " + test_kind_name(t.options.test) +
                    "  correction: " + correction_name(t.options.correction) +
                    "  alpha: " + opt_num(true, t.options.alpha) +
                    (t.options.baseline ? "  baseline: " + t.runs[*t.options.baseline]
@@ -315,7 +308,7 @@ std::string format_comparison(const ComparisonTable& t, CompareFormat format, in
             j["runs"] = t.runs;
             j["measures"] = t.columns;
             j["num_queries"] = t.num_queries;
-            j["test"] = test_name(t.options.test);
+            j["test"] = test_kind_name(t.options.test);
             j["correction"] = correction_name(t.options.correction);
             j["alpha"] = t.options.alpha;
             j["baseline"] = t.options.baseline ? nlohmann::json(t.runs[*t.options.baseline])

@@ -32,6 +32,9 @@ enum class TestKind { T, Wilcoxon, Both };
 /// "t", "wilcoxon", "both" (throws InvalidArgument otherwise).
 TestKind parse_test_kind(std::string_view name);
 
+/// The name parse_test_kind() reads ("t", "wilcoxon", "both").
+const char* test_kind_name(TestKind kind) noexcept;
+
 struct CompareOptions {
     std::vector<std::string> columns;     ///< measure columns ("map", "ndcg_cut_10"); empty = all
                                           ///< per-query Float columns of the first result
@@ -76,6 +79,11 @@ ComparisonTable compare_runs(const std::vector<std::string>& names,
 /// True when mean `x` is better than `y` for measure column `column`: higher, except for the
 /// gender-bias measures (abs_rab_*: lower; rab_*, arab_*: never).
 bool better_mean(const std::string& column, double x, double y);
+
+/// The marking rule above for one tested pair over `num_queries` paired queries: different
+/// means, at least 2 queries, and each test that `test` names has an adjusted p < alpha.
+bool pair_significant(const PairResult& pair, TestKind test, double alpha,
+                      std::size_t num_queries) noexcept;
 
 /// Run letter of index i: a..z, then a1..z1, ...
 std::string run_letter(std::size_t i);

@@ -173,72 +173,60 @@ void walk_cutoffs(const QueryJudgements& q, Params p, OnRel on_rel, AtCut at) {
     while (ci < p.size()) at(ci++);
 }
 
-/// Precision at k (m_P.c).
-void m_P(const QueryJudgements& q, Params p, double* out) {
+/// walk_cutoffs() counting the relevant retrieved documents: `at(cutoff_index, rel_so_far)`.
+template <class AtCut>
+void count_rel_at_cutoffs(const QueryJudgements& q, Params p, AtCut at) {
     long rel_so_far = 0;
     walk_cutoffs(
         q, p,
         [&](std::size_t i) {
             if (q.rels[i] >= q.relevance_level) ++rel_so_far;
         },
-        [&](std::size_t c) { out[c] = static_cast<double>(rel_so_far) / p[c]; });
+        [&](std::size_t c) { at(c, rel_so_far); });
+}
+
+/// The number of relevant documents of the query; when it is 0, every cutoff's value is set to
+/// 0 (trec_eval's measures that divide by it).
+long num_rel_or_zero(const QueryJudgements& q, Params p, double* out) {
+    const long num_rel = num_rel_of(q);
+    if (num_rel == 0) std::fill(out, out + p.size(), 0.0);
+    return num_rel;
+}
+
+/// Precision at k (m_P.c).
+void m_P(const QueryJudgements& q, Params p, double* out) {
+    count_rel_at_cutoffs(
+        q, p, [&](std::size_t c, long rel) { out[c] = static_cast<double>(rel) / p[c]; });
 }
 
 /// Recall at k (m_recall.c); 0 when the query has no relevant document.
 void m_recall(const QueryJudgements& q, Params p, double* out) {
-    const long num_rel = num_rel_of(q);
-    if (num_rel == 0) {
-        for (std::size_t c = 0; c < p.size(); ++c) out[c] = 0.0;
-        return;
-    }
-    long rel_so_far = 0;
-    walk_cutoffs(
-        q, p,
-        [&](std::size_t i) {
-            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
-        },
-        [&](std::size_t c) {
-            out[c] = static_cast<double>(rel_so_far) / static_cast<double>(num_rel);
-        });
+    const long num_rel = num_rel_or_zero(q, p, out);
+    if (num_rel == 0) return;
+    count_rel_at_cutoffs(q, p, [&](std::size_t c, long rel) {
+        out[c] = static_cast<double>(rel) / static_cast<double>(num_rel);
+    });
 }
 
 /// Precision at k relative to the best possible, rel / min(k, R) (m_rel_P.c).
 void m_relative_P(const QueryJudgements& q, Params p, double* out) {
-    const long num_rel = num_rel_of(q);
-    if (num_rel == 0) {
-        for (std::size_t c = 0; c < p.size(); ++c) out[c] = 0.0;
-        return;
-    }
-    long rel_so_far = 0;
-    walk_cutoffs(
-        q, p,
-        [&](std::size_t i) {
-            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
-        },
-        [&](std::size_t c) {
-            const long k = static_cast<long>(p[c]);
-            out[c] = static_cast<double>(rel_so_far) / static_cast<double>(std::min(k, num_rel));
-        });
+    const long num_rel = num_rel_or_zero(q, p, out);
+    if (num_rel == 0) return;
+    count_rel_at_cutoffs(q, p, [&](std::size_t c, long rel) {
+        const long k = static_cast<long>(p[c]);
+        out[c] = static_cast<double>(rel) / static_cast<double>(std::min(k, num_rel));
+    });
 }
 
 /// Success at k (m_success.c).
 void m_success(const QueryJudgements& q, Params p, double* out) {
-    long rel_so_far = 0;
-    walk_cutoffs(
-        q, p,
-        [&](std::size_t i) {
-            if (q.rels[i] >= q.relevance_level) ++rel_so_far;
-        },
-        [&](std::size_t c) { out[c] = rel_so_far ? 1.0 : 0.0; });
+    count_rel_at_cutoffs(q, p, [&](std::size_t c, long rel) { out[c] = rel ? 1.0 : 0.0; });
 }
 
 /// AP over the top k (m_map_cut.c).
 void m_map_cut(const QueryJudgements& q, Params p, double* out) {
-    const long num_rel = num_rel_of(q);
-    if (num_rel == 0) {
-        for (std::size_t c = 0; c < p.size(); ++c) out[c] = 0.0;
-        return;
-    }
+    const long num_rel = num_rel_or_zero(q, p, out);
+    if (num_rel == 0) return;
     long rel_so_far = 0;
     double sum = 0.0;
     walk_cutoffs(

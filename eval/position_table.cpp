@@ -30,37 +30,6 @@ namespace {
 
 constexpr double kTieTolerance = 1e-12;
 
-bool mark_rule(const PairResult& p, TestKind test, double alpha, std::size_t nq) {
-    bool sig = nq >= 2 && p.mean_a != p.mean_b;
-    if (test != TestKind::Wilcoxon) sig = sig && p.t && p.p_t_adjusted < alpha;
-    if (test != TestKind::T) sig = sig && p.wilcoxon && p.p_wilcoxon_adjusted < alpha;
-    return sig;
-}
-
-const char* test_label(TestKind k) {
-    switch (k) {
-        case TestKind::T:
-            return "t";
-        case TestKind::Wilcoxon:
-            return "wilcoxon";
-        case TestKind::Both:
-            return "both";
-    }
-    return "?";
-}
-
-const char* correction_label(Correction c) {
-    switch (c) {
-        case Correction::None:
-            return "none";
-        case Correction::Bonferroni:
-            return "bonferroni";
-        case Correction::Holm:
-            return "holm";
-    }
-    return "?";
-}
-
 std::string num(double v, int decimals) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -227,7 +196,7 @@ PositionTable build_position_table(const std::vector<PositionRow>& rows,
             cell.test.p_t_adjusted = at[i];
             cell.test.p_wilcoxon_adjusted = aw[i];
             cell.test.significant =
-                mark_rule(cell.test, options.test, options.alpha, table.rows[i].num_queries);
+                pair_significant(cell.test, options.test, options.alpha, table.rows[i].num_queries);
             cell.delta_significant = cell.test.significant;
         }
     }
@@ -297,7 +266,7 @@ std::string format_position_table(const PositionTable& t, TableFormat format, in
                          " vs " + o.debiased_label +
                          " significant; ^ab: better than the model's training rows a, b on that "
                          "test set (test: " +
-                         test_label(o.test) + ", correction: " + correction_label(o.correction) +
+                         test_kind_name(o.test) + ", correction: " + correction_name(o.correction) +
                          ", alpha: " + num(o.alpha, 2) + ")";
     std::string out;
     switch (format) {
@@ -383,8 +352,8 @@ std::string format_position_table(const PositionTable& t, TableFormat format, in
             nlohmann::json j;
             j["measures"] = o.columns;
             j["labels"] = o.labels;
-            j["test"] = test_label(o.test);
-            j["correction"] = correction_label(o.correction);
+            j["test"] = test_kind_name(o.test);
+            j["correction"] = correction_name(o.correction);
             j["alpha"] = o.alpha;
             auto& rows = j["rows"] = nlohmann::json::array();
             for (const auto& r : t.rows) {
@@ -453,8 +422,8 @@ EvalResult per_query_result(const std::vector<std::pair<std::string, std::array<
 }  // namespace
 
 BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& bias,
-                            const std::unordered_map<std::string, int>& labels,
-                            const RelevanceMap& qrels, const BiasTableOptions& options) {
+                            const std::unordered_map<std::string, int>& labels, const Qrels& qrels,
+                            const BiasTableOptions& options) {
     if (rows.empty()) throw InvalidArgument("bias table: no rows");
     if (options.cutoff == 0) throw InvalidArgument("bias table: cutoff must be >= 1");
     if (!(options.alpha > 0.0 && options.alpha < 1.0))
@@ -464,7 +433,7 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
 
     BiasReport report;
     report.options = options;
-    report.has_prf = !labels.empty() && !qrels.empty();
+    report.has_prf = !labels.empty() && qrels.num_queries() > 0;
     std::vector<EvalResult> results;
     std::vector<std::string> names;
     const std::size_t cut[] = {options.cutoff};
@@ -504,7 +473,7 @@ BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& b
         report.pairs = cmp.pairs;
         for (auto& p : report.pairs) {
             // Re-mark: the significant difference favours the row with the smaller |mean|.
-            p.significant = mark_rule(p, options.test, options.alpha, cmp.num_queries);
+            p.significant = pair_significant(p, options.test, options.alpha, cmp.num_queries);
             if (!p.significant || std::fabs(p.mean_a) == std::fabs(p.mean_b)) continue;
             const std::size_t better = std::fabs(p.mean_a) < std::fabs(p.mean_b) ? p.a : p.b;
             const std::size_t worse = better == p.a ? p.b : p.a;
@@ -557,7 +526,7 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
         "RaB/ARaB: ranking bias male - female (mean over queries); |RaB|: mean "
         "of per-query |RaB|; ^ab: "
         "significantly less biased than rows a, b (paired per-query test: " +
-        std::string(test_label(o.test)) + ", correction: " + correction_label(o.correction) +
+        std::string(test_kind_name(o.test)) + ", correction: " + correction_name(o.correction) +
         ", alpha: " + num(o.alpha, 2) +
         (o.baseline ? ", against row " + run_letter(*o.baseline) : std::string(", all pairs")) +
         (t.rows.size() < 2 ? std::string("; one row: nothing tested)")
@@ -599,8 +568,8 @@ std::string format_bias_table(const BiasReport& t, TableFormat format, int decim
             nlohmann::json j;
             j["cutoff"] = o.cutoff;
             j["variant"] = o.variant;
-            j["test"] = test_label(o.test);
-            j["correction"] = correction_label(o.correction);
+            j["test"] = test_kind_name(o.test);
+            j["correction"] = correction_name(o.correction);
             j["alpha"] = o.alpha;
             j["paired_queries"] = t.paired_queries;
             auto& rows = j["rows"] = nlohmann::json::array();

@@ -4,10 +4,10 @@
 /// for the main job.
 ///
 /// Table 3: rows = (model, training set), columns = measure × (original test, debiased test,
-/// Δ %). Δ % = (Deb - Orig) / Deb · 100, as paper 000 computes it (undefined when Deb = 0). "Smallest absolute margin
-/// per block in bold": a block is one model and one measure (the model's training rows); the
-/// rows whose |Δ| is the block's smallest (within 1e-12) are bold; a block with fewer than two
-/// defined Δ has no bold.
+/// Δ %). Δ % = (Deb - Orig) / Deb · 100, as paper 000 computes it (undefined when Deb = 0).
+/// "Smallest absolute margin per block in bold": a block is one model and one measure (the model's
+/// training rows); the rows whose |Δ| is the block's smallest (within 1e-12) are bold; a block with
+/// fewer than two defined Δ has no bold.
 ///
 /// Significance (eval/significance.hpp, the same marking rule as eval/compare.hpp):
 ///  - Orig vs Deb per row: paired test over the queries present in both results (paired by
@@ -129,7 +129,7 @@ struct BiasTableOptions {
     Correction correction = Correction::Holm;
     double alpha = 0.05;
     WilcoxonOptions wilcoxon;
-    int min_relevance = 1;  ///< PRF: relevant = grade >= this
+    long min_relevance = 1;  ///< PRF: relevant = grade >= this
 };
 
 struct BiasTableRow {
@@ -155,11 +155,11 @@ struct BiasReport {
 };
 
 /// Builds the bias table. `labels` (docid -> d) and `qrels` are used for |ΔA-PRF| when both are
-/// non-empty. Throws InvalidArgument when `rows` is empty, cutoff is 0, alpha is outside (0, 1)
-/// or the baseline is out of range.
+/// non-empty (relevant = grade >= options.min_relevance). Throws InvalidArgument when `rows` is
+/// empty, cutoff is 0, alpha is outside (0, 1) or the baseline is out of range.
 BiasReport build_bias_table(const std::vector<BiasRow>& rows, const BiasTable& bias,
-                            const std::unordered_map<std::string, int>& labels,
-                            const RelevanceMap& qrels, const BiasTableOptions& options = {});
+                            const std::unordered_map<std::string, int>& labels, const Qrels& qrels,
+                            const BiasTableOptions& options = {});
 
 /// Renders the bias table (decimals: digits of every value).
 std::string format_bias_table(const BiasReport& report, TableFormat format, int decimals = 4);

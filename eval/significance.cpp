@@ -207,4 +207,16 @@ Correction parse_correction(std::string_view name) {
                           "' (known: none, bonferroni, holm)");
 }
 
+const char* correction_name(Correction correction) noexcept {
+    switch (correction) {
+        case Correction::None:
+            return "none";
+        case Correction::Bonferroni:
+            return "bonferroni";
+        case Correction::Holm:
+            return "holm";
+    }
+    return "?";
+}
+
 }  // namespace plumb::eval

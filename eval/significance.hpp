@@ -91,4 +91,7 @@ std::vector<double> adjust_p_values(std::span<const double> p, Correction correc
 /// Parses "none", "bonferroni", "holm" (throws InvalidArgument otherwise).
 Correction parse_correction(std::string_view name);
 
+/// The name parse_correction() reads ("none", "bonferroni", "holm").
+const char* correction_name(Correction correction) noexcept;
+
 }  // namespace plumb::eval
