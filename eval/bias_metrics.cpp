@@ -161,24 +161,22 @@ QueryPrf query_prf(std::span<const double> scores, std::span<const bool> relevan
     return q;
 }
 
-PrfSummary prf(const std::vector<ScoredRanking>& rankings, const RelevanceMap& qrels,
-               const std::unordered_map<std::string, int>& labels, int min_relevance) {
+PrfSummary prf(const std::vector<ScoredRanking>& rankings, const Qrels& qrels,
+               const std::unordered_map<std::string, int>& labels, long relevance_level) {
     PrfSummary s;
-    static const std::unordered_map<std::string, int> kNoJudgements;
     std::vector<double> scores;
     std::vector<int> lab;
     std::unique_ptr<bool[]> rel_buf;
     for (const auto& q : rankings) {
-        auto qit = qrels.find(q.qid);
-        const auto& judged = qit == qrels.end() ? kNoJudgements : qit->second;
+        const QueryQrels* judged = qrels.find(q.qid);
         scores.clear();
         lab.clear();
         rel_buf.reset(new bool[q.docs.size()]);
         for (std::size_t i = 0; i < q.docs.size(); ++i) {
             const auto& [docid, score] = q.docs[i];
             scores.push_back(score);
-            auto j = judged.find(docid);
-            rel_buf[i] = j != judged.end() && j->second >= min_relevance;
+            const long* grade = judged ? judged->find(docid) : nullptr;
+            rel_buf[i] = grade && *grade >= relevance_level;
             auto l = labels.find(docid);
             if (l == labels.end()) {
                 ++s.unlabelled;

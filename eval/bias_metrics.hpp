@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "eval/gender.hpp"
+#include "eval/qrels.hpp"
 #include "eval/run.hpp"
 
 namespace plumb::eval {
@@ -120,13 +121,11 @@ struct PrfSummary {
     std::vector<std::pair<std::string, QueryPrf>> per_query;
 };
 
-/// qid -> (docid -> relevance grade); relevant means grade >= `min_relevance`.
-using RelevanceMap = std::unordered_map<std::string, std::unordered_map<std::string, int>>;
-
-/// PRF over `rankings` given judgements and passage labels (docid -> d). Candidates without a
-/// label take d = 0 (counted in `unlabelled`).
-PrfSummary prf(const std::vector<ScoredRanking>& rankings, const RelevanceMap& qrels,
-               const std::unordered_map<std::string, int>& labels, int min_relevance = 1);
+/// PRF over `rankings` given the judgements `qrels` (relevant = grade >= `relevance_level`, as
+/// trec_eval's -l; unjudged and negative grades are non-relevant) and passage labels
+/// (docid -> d). Candidates without a label take d = 0 (counted in `unlabelled`).
+PrfSummary prf(const std::vector<ScoredRanking>& rankings, const Qrels& qrels,
+               const std::unordered_map<std::string, int>& labels, long relevance_level = 1);
 
 /// Reads passage labels `docid<TAB>d` with d ∈ {-1, 0, 1} ('#' comments and blank lines
 /// skipped). Bad lines / duplicates throw ParseError "<file>:<line>: ...".

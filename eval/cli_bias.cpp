@@ -2,8 +2,6 @@
 // (RaB/ARaB, PRF/|ΔA-PRF|, LIWC-style category difference). Thin layers over
 // eval/bias_metrics.hpp and eval/gender.hpp; passage text comes from a corpus file or a plumb
 // index when the bias values are computed on the fly.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,90 +14,49 @@
 #include <vector>
 
 #include "eval/bias_metrics.hpp"
+#include "eval/detail_cli.hpp"
 #include "eval/gender.hpp"
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "eval/subsets.hpp"
-#include "index/corpus.hpp"
-#include "index/passage_index.hpp"
+#include "index/document_sources.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/output.hpp"
-#include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
 namespace plumb::eval {
 namespace {
 
-using cli::write_output;
+using detail::fixed;
+using detail::pad;
 
-std::string fmt(double v, int decimals = 4) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
+/// `--wordlist` and the passage text it is counted in: `--corpus` (with `--corpus-format`) or
+/// `--index`; the alternative to a precomputed bias or label file.
+struct TextSourceArgs {
+    std::string wordlist;
+    std::string corpus;
+    std::string corpus_format;
+    std::string index_dir;
 
-std::string pad(const std::string& s, std::size_t w) {
-    return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
-
-void check_format(const std::string& f) {
-    if (f != "text" && f != "json" && f != "csv")
-        throw ConfigError("--format must be text, json or csv");
-}
-
-std::vector<std::string> run_names(const std::vector<std::string>& runs,
-                                   const std::vector<std::string>& names) {
-    if (!names.empty()) {
-        if (names.size() != runs.size())
-            throw ConfigError("--name given " + std::to_string(names.size()) + " times for " +
-                              std::to_string(runs.size()) + " runs");
-        return names;
+    void add(CLI::App* cmd) {
+        cmd->add_option("--wordlist", wordlist, "gender word list (word,f / word,m lines)");
+        cmd->add_option("--corpus", corpus, "passage corpus (TSV id<TAB>text or BEIR JSONL)");
+        cmd->add_option("--corpus-format", corpus_format, "tsv | jsonl (default: by extension)");
+        cmd->add_option("--index", index_dir,
+                        "plumb passage index directory (instead of --corpus)");
     }
-    std::vector<std::string> out;
-    for (const auto& r : runs) out.push_back(std::filesystem::path(r).filename().string());
-    return out;
-}
 
-/// Gender-word counts of the passages `needed`, from a corpus file or a plumb index.
-std::unordered_map<std::string, GenderCounts> counts_for(
-    const std::unordered_set<std::string>& needed, const GenderWordList& words,
-    const std::string& corpus, const std::string& corpus_format, const std::string& index_dir) {
-    std::unordered_map<std::string, GenderCounts> out;
-    if (corpus.empty() == index_dir.empty())
-        throw ConfigError("give exactly one of --corpus and --index with --wordlist");
-    if (!index_dir.empty()) {
-        auto idx = index::PassageIndex::open(index_dir);
-        for (const auto& id : needed) {
-            auto text = idx->text(id);
-            if (!text)
-                throw InvalidArgument("passage '" + id + "' of the run is not in the index " +
-                                      index_dir);
-            out.emplace(id, count_gender_words(*text, words));
-        }
-        return out;
+    /// Gender-word counts of the passages `needed`, from the corpus or the index.
+    std::unordered_map<std::string, GenderCounts> counts(
+        const std::unordered_set<std::string>& needed) const {
+        const auto words = GenderWordList::load(wordlist);
+        const auto source = index::open_document_source(index_dir, corpus, &needed, corpus_format);
+        const std::vector<std::string> ids(needed.begin(), needed.end());
+        return gender_counts(ids, *source, words, {}, nullptr,
+                             index_dir.empty() ? "the corpus " + corpus : "the index " + index_dir);
     }
-    index::CorpusReaderOptions o;
-    o.format = corpus_format.empty() ? index::detect_corpus_format(corpus)
-                                     : index::parse_corpus_format(corpus_format);
-    index::CorpusReader reader(corpus, o);
-    cli::ProgressBar bar("corpus", "bytes", ::isatty(2) != 0);
-    index::Document doc;
-    std::uint64_t n = 0;
-    while (reader.next(doc)) {
-        if (++n % 4096 == 0) bar.update(reader.bytes_read(), reader.size_bytes());
-        if (!needed.count(doc.id) || out.count(doc.id)) continue;
-        const std::string text = doc.title.empty() ? doc.text : doc.title + " " + doc.text;
-        out.emplace(doc.id, count_gender_words(text, words));
-    }
-    bar.finish();
-    for (const auto& id : needed)
-        if (!out.count(id))
-            throw InvalidArgument("passage '" + id + "' of the run is not in the corpus " + corpus +
-                                  " (" + std::to_string(needed.size() - out.size()) +
-                                  " passages missing)");
-    return out;
-}
+};
 
 std::vector<std::size_t> parse_cutoffs(const std::string& spec) {
     std::vector<std::size_t> out;
@@ -146,28 +103,22 @@ std::vector<QueryRanking> select(std::vector<QueryRanking> all,
 // ------------------------------------------------------------------------------------------
 
 struct BiasArgs {
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
-    std::string queries;
-    std::string label;
+    detail::RunArgs runs;
+    detail::QuerySubsetArgs subset;
     std::vector<std::string> bias_files;
-    std::string wordlist;
-    std::string corpus;
-    std::string corpus_format;
-    std::string index_dir;
+    TextSourceArgs text;
     std::string cutoffs = "5,10";
     std::string variant = "all";
     bool strict = false;
-    std::string format = "text";
-    std::string output;
+    detail::OutputArgs out{{"text", "json", "csv"}};
 };
 
 void run_bias(const BiasArgs& a) {
-    check_format(a.format);
-    if (a.runs.empty()) throw ConfigError("eval-bias: give at least one --run");
-    if (a.bias_files.empty() == a.wordlist.empty())
+    a.out.check();
+    if (a.runs.runs.empty()) throw ConfigError("eval-bias: give at least one --run");
+    if (a.bias_files.empty() == a.text.wordlist.empty())
         throw ConfigError("eval-bias: give --bias-file or --wordlist (with --corpus/--index)");
-    const auto names = run_names(a.runs, a.names);
+    const auto names = a.runs.display_names();
     const auto cutoffs = parse_cutoffs(a.cutoffs);
     const std::size_t depth = *std::max_element(cutoffs.begin(), cutoffs.end());
     std::vector<BiasVariant> variants;
@@ -175,17 +126,16 @@ void run_bias(const BiasArgs& a) {
         variants = {BiasVariant::Tc, BiasVariant::Tf, BiasVariant::Bool};
     else
         variants = {parse_bias_variant(a.variant)};
-    const auto subset =
-        a.queries.empty() ? std::vector<std::string>{} : read_query_subset(a.queries, a.label);
-    if (!a.queries.empty() && subset.empty())
-        throw ConfigError("eval-bias: no query of " + a.queries + " selected" +
-                          (a.label.empty() ? "" : " with label '" + a.label + "'"));
+    const auto subset = a.subset.qids();
+    if (!a.subset.queries.empty() && subset.empty())
+        throw ConfigError("eval-bias: no query of " + a.subset.queries + " selected" +
+                          (a.subset.label.empty() ? "" : " with label '" + a.subset.label + "'"));
 
     std::vector<std::vector<QueryRanking>> rankings;
-    std::vector<std::size_t> absent(a.runs.size());
-    for (std::size_t r = 0; r < a.runs.size(); ++r)
+    std::vector<std::size_t> absent(a.runs.runs.size());
+    for (std::size_t r = 0; r < a.runs.runs.size(); ++r)
         rankings.push_back(
-            select(rankings_from_run(read_run(a.runs[r]), depth), subset, absent[r]));
+            select(rankings_from_run(read_run(a.runs.runs[r]), depth), subset, absent[r]));
 
     // Bias tables per variant.
     std::unordered_map<int, BiasTable> tables;
@@ -215,12 +165,11 @@ void run_bias(const BiasArgs& a) {
                 throw ConfigError(std::string("no bias file for variant ") + bias_variant_name(v) +
                                   " (give one per variant, or --variant)");
     } else {
-        const auto words = GenderWordList::load(a.wordlist);
         std::unordered_set<std::string> needed;
         for (const auto& run : rankings)
             for (const auto& q : run)
                 for (const auto& d : q.docids) needed.insert(d);
-        const auto counts = counts_for(needed, words, a.corpus, a.corpus_format, a.index_dir);
+        const auto counts = a.text.counts(needed);
         for (auto v : variants) {
             BiasTable t;
             for (const auto& [id, c] : counts) t.emplace(id, passage_magnitude(c, v));
@@ -238,23 +187,23 @@ void run_bias(const BiasArgs& a) {
     RankBiasOptions ro;
     ro.strict = a.strict;
     std::size_t missing_total = 0;
-    for (std::size_t r = 0; r < a.runs.size(); ++r) {
+    for (std::size_t r = 0; r < a.runs.runs.size(); ++r) {
         for (auto v : variants) {
             const auto rows = rank_bias(rankings[r], tables.at(static_cast<int>(v)), cutoffs, ro);
             for (const auto& s : rows) {
                 missing_total += s.missing;
                 text += pad(names[r], 16) + "  " + pad(bias_variant_name(v), 7) + "  " +
                         pad(std::to_string(s.cutoff), 6) + "  " +
-                        pad(std::to_string(s.queries), 7) + "  " + pad(fmt(s.rab.bias), 7) + "  " +
-                        pad(fmt(s.rab.female), 7) + "  " + pad(fmt(s.rab.male), 7) + "  " +
-                        pad(fmt(s.arab.bias), 7) + "  " + pad(fmt(s.arab.female), 7) + "  " +
-                        fmt(s.arab.male) + "\n";
+                        pad(std::to_string(s.queries), 7) + "  " + pad(fixed(s.rab.bias), 7) +
+                        "  " + pad(fixed(s.rab.female), 7) + "  " + pad(fixed(s.rab.male), 7) +
+                        "  " + pad(fixed(s.arab.bias), 7) + "  " + pad(fixed(s.arab.female), 7) +
+                        "  " + fixed(s.arab.male) + "\n";
                 csv += names[r] + "," + bias_variant_name(v) + "," + std::to_string(s.cutoff) +
                        "," + std::to_string(s.queries) + "," + std::to_string(s.empty) + "," +
                        std::to_string(absent[r]) + "," + std::to_string(s.missing) + "," +
-                       fmt(s.rab.bias, 10) + "," + fmt(s.rab.female, 10) + "," +
-                       fmt(s.rab.male, 10) + "," + fmt(s.arab.bias, 10) + "," +
-                       fmt(s.arab.female, 10) + "," + fmt(s.arab.male, 10) + "\n";
+                       fixed(s.rab.bias, 10) + "," + fixed(s.rab.female, 10) + "," +
+                       fixed(s.rab.male, 10) + "," + fixed(s.arab.bias, 10) + "," +
+                       fixed(s.arab.female, 10) + "," + fixed(s.arab.male, 10) + "\n";
                 json.push_back(
                     {{"run", names[r]},
                      {"variant", bias_variant_name(v)},
@@ -278,7 +227,7 @@ void run_bias(const BiasArgs& a) {
         text += "; " + std::to_string(missing_total) +
                 " ranked passages had no bias entry and counted as 0";
     text += "\n";
-    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
+    a.out.write(text, csv, json.dump(2) + "\n");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -286,64 +235,45 @@ void run_bias(const BiasArgs& a) {
 // ------------------------------------------------------------------------------------------
 
 struct PrfArgs {
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
-    std::string qrels;
+    detail::RunArgs runs;
+    detail::QrelsArgs qrels;
     std::string labels;
-    std::string wordlist;
-    std::string corpus;
-    std::string corpus_format;
-    std::string index_dir;
-    std::string queries;
-    std::string label;
-    long level = 1;
+    TextSourceArgs text;
+    detail::QuerySubsetArgs subset;
     bool per_query = false;
-    std::string format = "text";
-    std::string output;
+    detail::OutputArgs out{{"text", "json", "csv"}};
 };
 
 void run_prf(const PrfArgs& a) {
-    check_format(a.format);
-    if (a.runs.empty()) throw ConfigError("eval-prf: give at least one --run");
-    if (a.labels.empty() == a.wordlist.empty())
+    a.out.check();
+    if (a.runs.runs.empty()) throw ConfigError("eval-prf: give at least one --run");
+    if (a.labels.empty() == a.text.wordlist.empty())
         throw ConfigError("eval-prf: give --labels or --wordlist (with --corpus/--index)");
-    const auto names = run_names(a.runs, a.names);
-    const auto qrels = Qrels::load(a.qrels);
-    const auto subset =
-        a.queries.empty() ? std::vector<std::string>{} : read_query_subset(a.queries, a.label);
+    const auto names = a.runs.display_names();
+    const auto qrels = Qrels::load(a.qrels.path);
+    const auto subset = a.subset.qids();
     const std::unordered_set<std::string> keep(subset.begin(), subset.end());
 
     std::vector<std::vector<ScoredRanking>> runs;
-    for (const auto& path : a.runs) {
+    for (const auto& path : a.runs.runs) {
         auto all = scored_rankings_from_run(read_run(path));
         if (!keep.empty())
             std::erase_if(all, [&](const ScoredRanking& q) { return !keep.count(q.qid); });
         runs.push_back(std::move(all));
     }
-    RelevanceMap rel;
-    for (const auto& run : runs)
-        for (const auto& q : run) {
-            if (rel.count(q.qid)) continue;
-            auto& m = rel[q.qid];
-            if (const auto* qq = qrels.find(q.qid))
-                for (auto& [d, g] : qq->judgements()) m.emplace(d, static_cast<int>(g));
-        }
     std::unordered_map<std::string, int> labels;
     if (!a.labels.empty()) {
         labels = read_bias_labels(a.labels);
     } else {
-        const auto words = GenderWordList::load(a.wordlist);
         std::unordered_set<std::string> needed;
         for (const auto& run : runs)
             for (const auto& q : run)
                 for (const auto& d : q.docs) needed.insert(d.first);
-        for (const auto& [id, c] :
-             counts_for(needed, words, a.corpus, a.corpus_format, a.index_dir))
-            labels.emplace(id, ibbr_label(c));
+        for (const auto& [id, c] : a.text.counts(needed)) labels.emplace(id, ibbr_label(c));
     }
 
-    auto opt = [](const std::optional<double>& v) { return v ? fmt(*v) : std::string("-"); };
-    auto opt_csv = [](const std::optional<double>& v) { return v ? fmt(*v, 10) : std::string(); };
+    auto opt = [](const std::optional<double>& v) { return v ? fixed(*v) : std::string("-"); };
+    auto opt_csv = [](const std::optional<double>& v) { return v ? fixed(*v, 10) : std::string(); };
     auto opt_json = [](const std::optional<double>& v) {
         return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
     };
@@ -355,11 +285,11 @@ void run_prf(const PrfArgs& a) {
     nlohmann::json json = nlohmann::json::array();
     std::string per_query_text;
     for (std::size_t r = 0; r < runs.size(); ++r) {
-        const auto s = prf(runs[r], rel, labels, static_cast<int>(a.level));
-        text += pad(names[r], 16) + "  " + fmt(s.mean_prf_male) + "  " +
-                pad("(" + std::to_string(s.queries_male) + ")", 9) + "  " + fmt(s.mean_prf_female) +
-                "  " + pad("(" + std::to_string(s.queries_female) + ")", 9) + "  " + opt(s.delta) +
-                "\n";
+        const auto s = prf(runs[r], qrels, labels, a.qrels.level);
+        text += pad(names[r], 16) + "  " + fixed(s.mean_prf_male) + "  " +
+                pad("(" + std::to_string(s.queries_male) + ")", 9) + "  " +
+                fixed(s.mean_prf_female) + "  " +
+                pad("(" + std::to_string(s.queries_female) + ")", 9) + "  " + opt(s.delta) + "\n";
         nlohmann::json j{{"run", names[r]},
                          {"prf_male", s.mean_prf_male},
                          {"queries_male", s.queries_male},
@@ -368,8 +298,8 @@ void run_prf(const PrfArgs& a) {
                          {"delta", opt_json(s.delta)},
                          {"unlabelled", s.unlabelled}};
         if (!a.per_query) {
-            csv += names[r] + "," + fmt(s.mean_prf_male, 10) + "," +
-                   std::to_string(s.queries_male) + "," + fmt(s.mean_prf_female, 10) + "," +
+            csv += names[r] + "," + fixed(s.mean_prf_male, 10) + "," +
+                   std::to_string(s.queries_male) + "," + fixed(s.mean_prf_female, 10) + "," +
                    std::to_string(s.queries_female) + "," + opt_csv(s.delta) + "," +
                    std::to_string(s.unlabelled) + "\n";
         } else {
@@ -397,7 +327,7 @@ void run_prf(const PrfArgs& a) {
         json.push_back(j);
     }
     text += per_query_text;
-    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
+    a.out.write(text, csv, json.dump(2) + "\n");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -411,12 +341,11 @@ struct LiwcArgs {
     std::string group_a = "f";
     std::string group_b = "m";
     std::size_t k = 10;
-    std::string format = "text";
-    std::string output;
+    detail::OutputArgs out{{"text", "json", "csv"}};
 };
 
 void run_liwc(const LiwcArgs& a) {
-    check_format(a.format);
+    a.out.check();
     const auto vectors = read_category_vectors(a.categories);
     const auto qa = read_query_subset(a.queries, a.group_a);
     const auto qb = read_query_subset(a.queries, a.group_b);
@@ -438,43 +367,30 @@ void run_liwc(const LiwcArgs& a) {
                         {"k", a.k},
                         {"missing", d.missing}};
     for (std::size_t c = 0; c < d.categories.size(); ++c) {
-        text += pad(d.categories[c], 16) + "  " + pad(fmt(d.mean_a[c], 6), 10) + "  " +
-                pad(fmt(d.mean_b[c], 6), 10) + "  " + fmt(d.difference[c], 6) + "\n";
-        csv += d.categories[c] + "," + fmt(d.mean_a[c], 10) + "," + fmt(d.mean_b[c], 10) + "," +
-               fmt(d.difference[c], 10) + "\n";
+        text += pad(d.categories[c], 16) + "  " + pad(fixed(d.mean_a[c], 6), 10) + "  " +
+                pad(fixed(d.mean_b[c], 6), 10) + "  " + fixed(d.difference[c], 6) + "\n";
+        csv += d.categories[c] + "," + fixed(d.mean_a[c], 10) + "," + fixed(d.mean_b[c], 10) + "," +
+               fixed(d.difference[c], 10) + "\n";
         json["categories"][d.categories[c]] = {
             {"mean_a", d.mean_a[c]}, {"mean_b", d.mean_b[c]}, {"difference", d.difference[c]}};
     }
-    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
-}
-
-void add_text_source(CLI::App* sub, std::string& wordlist, std::string& corpus,
-                     std::string& corpus_format, std::string& index_dir) {
-    sub->add_option("--wordlist", wordlist, "gender word list (word,f / word,m lines)");
-    sub->add_option("--corpus", corpus, "passage corpus (TSV id<TAB>text or BEIR JSONL)");
-    sub->add_option("--corpus-format", corpus_format, "tsv | jsonl (default: by extension)");
-    sub->add_option("--index", index_dir, "plumb passage index directory (instead of --corpus)");
+    a.out.write(text, csv, json.dump(2) + "\n");
 }
 
 const cli::CommandRegistrar kBiasCommand("eval-bias", [](CLI::App& app) {
     auto a = std::make_shared<BiasArgs>();
     auto* sub = app.add_subcommand(
         "eval-bias", "Gender bias of rankings: RaB@t and ARaB@t (tc, tf, bool) over a query set");
-    sub->add_option("--run", a->runs, "run file (repeatable)")->required();
-    sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
-    sub->add_option("--queries", a->queries,
-                    "query subset: qid, qid<TAB>label or qid,text,label lines (default: all run "
-                    "queries)");
-    sub->add_option("--label", a->label, "keep only queries with this label (e.g. n = neutral)");
+    a->runs.add(sub);
+    a->subset.add(sub);
     sub->add_option("--bias-file", a->bias_files,
                     "per-passage bias file docid<TAB>bias<TAB>female<TAB>male (one per variant; "
                     "repeatable)");
-    add_text_source(sub, a->wordlist, a->corpus, a->corpus_format, a->index_dir);
+    a->text.add(sub);
     sub->add_option("--cutoffs", a->cutoffs, "cutoffs t, comma-separated (default 5,10)");
     sub->add_option("--variant", a->variant, "tc | tf | bool | all (default all)");
     sub->add_flag("--strict", a->strict, "error on ranked passages without a bias entry");
-    sub->add_option("--format", a->format, "text | json | csv (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
+    a->out.add(sub);
     sub->callback([a]() { run_bias(*a); });
 });
 
@@ -482,17 +398,13 @@ const cli::CommandRegistrar kPrfCommand("eval-prf", [](CLI::App& app) {
     auto a = std::make_shared<PrfArgs>();
     auto* sub = app.add_subcommand(
         "eval-prf", "Pairwise ranking fairness: PRF_m, PRF_f and |dA-PRF| (nPRF per query)");
-    sub->add_option("--run", a->runs, "run file (repeatable)")->required();
-    sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
-    sub->add_option("--qrels", a->qrels, "qrels file")->required();
+    a->runs.add(sub);
+    a->qrels.add(sub);
     sub->add_option("--labels", a->labels, "passage labels docid<TAB>d, d in {-1,0,1}");
-    add_text_source(sub, a->wordlist, a->corpus, a->corpus_format, a->index_dir);
-    sub->add_option("--queries", a->queries, "query subset file (as for eval-bias)");
-    sub->add_option("--label", a->label, "keep only queries with this label");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
+    a->text.add(sub);
+    a->subset.add(sub);
     sub->add_flag("--per-query", a->per_query, "also print PRF and nPRF per query");
-    sub->add_option("--format", a->format, "text | json | csv (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
+    a->out.add(sub);
     sub->callback([a]() { run_prf(*a); });
 });
 
@@ -508,9 +420,9 @@ const cli::CommandRegistrar kLiwcCommand("eval-liwc", [](CLI::App& app) {
         ->required();
     sub->add_option("--group-a", a->group_a, "label of group A (default f)");
     sub->add_option("--group-b", a->group_b, "label of group B (default m)");
-    sub->add_option("--k", a->k, "top-k passages per query (default 10)");
-    sub->add_option("--format", a->format, "text | json | csv (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
+    sub->add_option("--k", a->k, "top-k passages per query (default 10)")
+        ->check(CLI::PositiveNumber);
+    a->out.add(sub);
     sub->callback([a]() { run_liwc(*a); });
 });
 

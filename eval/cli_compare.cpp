@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eval/compare.hpp"
+#include "eval/detail_cli.hpp"
 #include "eval/distribution.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/subsets.hpp"
@@ -23,43 +24,10 @@
 namespace plumb::eval {
 namespace {
 
-using cli::write_output;
+using detail::fixed;
+using detail::pad;
 
-std::string run_name(const std::string& path) {
-    auto stem = std::filesystem::path(path).filename().string();
-    return stem.empty() ? path : stem;
-}
-
-/// Names for runs: --name values if given (one per run), else file names (made unique).
-std::vector<std::string> run_names(const std::vector<std::string>& runs,
-                                   const std::vector<std::string>& names) {
-    if (!names.empty()) {
-        if (names.size() != runs.size())
-            throw ConfigError("--name given " + std::to_string(names.size()) + " times for " +
-                              std::to_string(runs.size()) + " runs");
-        return names;
-    }
-    std::vector<std::string> out;
-    std::unordered_set<std::string> seen;
-    for (const auto& r : runs) {
-        std::string n = run_name(r);
-        if (!seen.insert(n).second) n = r;  // same file name in two folders: use the path
-        out.push_back(n);
-    }
-    return out;
-}
-
-std::string fmt(double v, int decimals = 4) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-std::string fmt_cv(const std::optional<double>& cv) { return cv ? fmt(*cv) : "-"; }
-
-std::string pad(const std::string& s, std::size_t w) {
-    return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
+std::string fixed_cv(const std::optional<double>& cv) { return cv ? fixed(*cv) : "-"; }
 
 std::vector<double> parse_edges(const std::string& spec) {
     std::vector<double> out;
@@ -91,53 +59,48 @@ std::vector<std::string> parse_list(const std::string& spec) {
 // ------------------------------------------------------------------------------------------
 
 struct CompareArgs {
-    std::string qrels;
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
+    detail::QrelsArgs qrels;
+    detail::RunArgs runs;
     std::vector<std::string> measures;
     std::string baseline;
     bool all_pairs = false;
-    std::string test = "both";
-    std::string correction = "none";
-    double alpha = 0.05;
-    std::string format = "text";
-    std::string output;
-    long level = 1;
+    detail::SignificanceArgs significance{"none"};
+    detail::OutputArgs out{{"text", "json", "csv", "latex"}};
     std::size_t max_docs = 0;
     int decimals = 4;
     std::string bias_file;
 };
 
 void run_compare(const CompareArgs& a) {
-    if (a.runs.size() < 2) throw ConfigError("compare: give at least two --run files");
+    if (a.runs.runs.size() < 2) throw ConfigError("compare: give at least two --run files");
     if (!a.baseline.empty() && a.all_pairs)
         throw ConfigError("compare: --baseline and --all-pairs exclude each other");
-    const auto names = run_names(a.runs, a.names);
+    const auto names = a.runs.display_names();
     CompareOptions options;
-    options.test = parse_test_kind(a.test);
-    options.correction = parse_correction(a.correction);
-    options.alpha = a.alpha;
+    options.test = a.significance.test_kind();
+    options.correction = a.significance.correction_kind();
+    options.alpha = a.significance.alpha;
     if (!a.baseline.empty()) {
         for (std::size_t i = 0; i < names.size(); ++i)
-            if (names[i] == a.baseline || a.runs[i] == a.baseline) options.baseline = i;
+            if (names[i] == a.baseline || a.runs.runs[i] == a.baseline) options.baseline = i;
         if (!options.baseline)
             throw ConfigError("compare: --baseline '" + a.baseline + "' is not one of the runs");
     }
-    const auto format = parse_compare_format(a.format);
+    const auto format = parse_compare_format(a.out.format);
     auto measures = MeasureSet::parse(
         a.measures.empty() ? std::vector<std::string>{"ndcg_cut.10", "mrr_cut.10", "recall.10"}
                            : a.measures);
     EvalOptions eo;
     eo.complete = true;  // every qrels query in every run: the pairs line up (missing = 0)
-    eo.relevance_level = a.level;
+    eo.relevance_level = a.qrels.level;
     load_bias_tables(eo, measures, a.bias_file);
     if (a.max_docs > 0) eo.max_docs_per_query = a.max_docs;
-    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels));
+    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels.path));
     Evaluator evaluator(qrels, std::move(measures), eo);
     std::vector<EvalResult> results;
-    for (const auto& r : a.runs) results.push_back(evaluator.evaluate_run(r));
+    for (const auto& r : a.runs.runs) results.push_back(evaluator.evaluate_run(r));
     const auto table = compare_runs(names, results, options);
-    write_output(format_comparison(table, format, a.decimals), a.output);
+    a.out.write(format_comparison(table, format, a.decimals));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -145,9 +108,8 @@ void run_compare(const CompareArgs& a) {
 // ------------------------------------------------------------------------------------------
 
 struct GroupsArgs {
-    std::string qrels;
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
+    detail::QrelsArgs qrels;
+    detail::RunArgs runs;
     std::vector<std::string> measures;
     std::string groups;
     std::string edges;
@@ -156,19 +118,16 @@ struct GroupsArgs {
     std::string kind = "auto";
     std::string sd = "population";
     bool judged_only_queries = false;
-    std::string format = "text";
-    std::string output;
-    long level = 1;
+    detail::OutputArgs out{{"text", "json", "csv"}};
 };
 
 void run_groups(const GroupsArgs& a) {
-    if (a.runs.empty()) throw ConfigError("eval-groups: give at least one --run");
-    const auto names = run_names(a.runs, a.names);
+    if (a.runs.runs.empty()) throw ConfigError("eval-groups: give at least one --run");
+    const auto names = a.runs.display_names();
     const SdKind sd = a.sd == "population" ? SdKind::Population
                       : a.sd == "sample"   ? SdKind::Sample
                                            : throw ConfigError("--sd must be population or sample");
-    if (a.format != "text" && a.format != "json" && a.format != "csv")
-        throw ConfigError("--format must be text, json or csv");
+    a.out.check();
     std::optional<QueryGroups> groups;
     if (!a.groups.empty()) {
         GroupingSpec spec;
@@ -189,14 +148,14 @@ void run_groups(const GroupsArgs& a) {
                                                          : a.measures);
     EvalOptions eo;
     eo.complete = !a.judged_only_queries;
-    eo.relevance_level = a.level;
-    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels));
+    eo.relevance_level = a.qrels.level;
+    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels.path));
     Evaluator evaluator(qrels, std::move(measures), eo);
 
     nlohmann::json json = nlohmann::json::array();
     std::string text, csv = "run,measure,group,n,mean,sd,cv\n";
-    for (std::size_t r = 0; r < a.runs.size(); ++r) {
-        const auto result = evaluator.evaluate_run(a.runs[r]);
+    for (std::size_t r = 0; r < a.runs.runs.size(); ++r) {
+        const auto result = evaluator.evaluate_run(a.runs.runs[r]);
         std::vector<std::string> qids;
         for (const auto& q : result.queries) qids.push_back(q.qid);
         for (const auto& col : result.columns) {
@@ -216,11 +175,11 @@ void run_groups(const GroupsArgs& a) {
             nlohmann::json jrows = nlohmann::json::array();
             for (const auto& g : rows) {
                 text += "  " + pad(g.name, 14) + "  " + pad(std::to_string(g.stats.n), 6) + "  " +
-                        fmt(g.stats.mean) + "  " + fmt(g.stats.sd) + "  " + fmt_cv(g.stats.cv) +
-                        "\n";
+                        fixed(g.stats.mean) + "  " + fixed(g.stats.sd) + "  " +
+                        fixed_cv(g.stats.cv) + "\n";
                 csv += names[r] + "," + col.name + "," + g.name + "," + std::to_string(g.stats.n) +
-                       "," + fmt(g.stats.mean, 10) + "," + fmt(g.stats.sd, 10) + "," +
-                       (g.stats.cv ? fmt(*g.stats.cv, 10) : "") + "\n";
+                       "," + fixed(g.stats.mean, 10) + "," + fixed(g.stats.sd, 10) + "," +
+                       (g.stats.cv ? fixed(*g.stats.cv, 10) : "") + "\n";
                 jrows.push_back(
                     {{"group", g.name},
                      {"n", g.stats.n},
@@ -234,7 +193,7 @@ void run_groups(const GroupsArgs& a) {
                             {"groups", jrows}});
         }
     }
-    cli::write_formatted(a.format, text, csv, json.dump(2) + "\n", a.output);
+    a.out.write(text, csv, json.dump(2) + "\n");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -242,35 +201,31 @@ void run_groups(const GroupsArgs& a) {
 // ------------------------------------------------------------------------------------------
 
 struct SubsetsArgs {
-    std::string qrels;
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
+    detail::QrelsArgs qrels;
+    detail::RunArgs runs;
     std::string measure = "mrr_cut.10";
     std::string shown;
     std::string qids;
     std::string types;
     unsigned max_rank = 0;
-    std::string format = "text";
-    std::string output;
-    long level = 1;
+    detail::OutputArgs out{{"text", "json", "csv"}};
 };
 
 void run_subsets(const SubsetsArgs& a) {
-    if (a.runs.empty()) throw ConfigError("eval-subsets: give at least one --run");
+    if (a.runs.runs.empty()) throw ConfigError("eval-subsets: give at least one --run");
     if (a.shown.empty() == a.qids.empty())
         throw ConfigError("eval-subsets: give exactly one of --shown and --qids");
-    if (a.format != "text" && a.format != "json" && a.format != "csv")
-        throw ConfigError("--format must be text, json or csv");
-    const auto names = run_names(a.runs, a.names);
+    a.out.check();
+    const auto names = a.runs.display_names();
     auto measures = MeasureSet::parse({a.measure});
     EvalOptions eo;
     eo.complete = true;  // every judged query; a query missing from the run scores 0
-    eo.relevance_level = a.level;
-    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels));
+    eo.relevance_level = a.qrels.level;
+    auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels.path));
     Evaluator evaluator(qrels, std::move(measures), eo);
     std::vector<std::string> columns;
     std::vector<std::vector<std::unordered_map<std::string, double>>> per_run;  // [run][col]
-    for (const auto& run : a.runs) {
+    for (const auto& run : a.runs.runs) {
         const auto result = evaluator.evaluate_run(run);
         if (columns.empty())
             for (const auto& c : result.columns)
@@ -300,7 +255,7 @@ void run_subsets(const SubsetsArgs& a) {
         csv = "run,measure,num_queries,mean\n";
         json["queries_listed"] = ids.size();
         json["queries_judged"] = judged.size();
-        for (std::size_t r = 0; r < a.runs.size(); ++r) {
+        for (std::size_t r = 0; r < a.runs.runs.size(); ++r) {
             text << pad(names[r], 20);
             for (std::size_t c = 0; c < columns.size(); ++c) {
                 double sum = 0;
@@ -309,9 +264,9 @@ void run_subsets(const SubsetsArgs& a) {
                     if (it != per_run[r][c].end()) sum += it->second;
                 }
                 const double mean = judged.empty() ? 0.0 : sum / static_cast<double>(judged.size());
-                text << "  " << pad(fmt(mean), 10);
+                text << "  " << pad(fixed(mean), 10);
                 csv += names[r] + "," + columns[c] + "," + std::to_string(judged.size()) + "," +
-                       fmt(mean, 10) + "\n";
+                       fixed(mean, 10) + "\n";
                 json["runs"][names[r]][columns[c]] = mean;
             }
             text << "\n";
@@ -337,9 +292,9 @@ void run_subsets(const SubsetsArgs& a) {
                 nlohmann::json jr{{"subset", row.label}, {"num_queries", row.num_queries}};
                 for (std::size_t r = 0; r < names.size(); ++r) {
                     text << "  "
-                         << pad(fmt(row.means[r], 5), std::max<std::size_t>(names[r].size(), 8));
+                         << pad(fixed(row.means[r], 5), std::max<std::size_t>(names[r].size(), 8));
                     csv += columns[c] + "," + row.label + "," + std::to_string(row.num_queries) +
-                           "," + names[r] + "," + fmt(row.means[r], 10) + "\n";
+                           "," + names[r] + "," + fixed(row.means[r], 10) + "\n";
                     jr["means"][names[r]] = row.means[r];
                 }
                 text << "\n";
@@ -355,35 +310,29 @@ void run_subsets(const SubsetsArgs& a) {
         nlohmann::json ju = nlohmann::json::array();
         for (const auto& u : un) {
             text << pad(u.type, 14) << "  " << pad(std::to_string(u.total), 8) << "  "
-                 << pad(std::to_string(u.unanswered), 10) << "  " << fmt(u.share) << "\n";
+                 << pad(std::to_string(u.unanswered), 10) << "  " << fixed(u.share) << "\n";
             ju.push_back({{"type", u.type},
                           {"total", u.total},
                           {"unanswered", u.unanswered},
                           {"share", u.share}});
         }
         json["unanswered"] = ju;
-        if (a.format == "csv") {
+        if (a.out.format == "csv") {
             csv += "\ntype,total,unanswered,share\n";
             for (const auto& u : un)
                 csv += u.type + "," + std::to_string(u.total) + "," + std::to_string(u.unanswered) +
-                       "," + fmt(u.share, 10) + "\n";
+                       "," + fixed(u.share, 10) + "\n";
         }
     }
-    if (a.format == "json")
-        write_output(json.dump(2) + "\n", a.output);
-    else if (a.format == "csv")
-        write_output(csv, a.output);
-    else
-        write_output(text.str(), a.output);
+    a.out.write(text.str(), csv, json.dump(2) + "\n");
 }
 
 const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
     auto a = std::make_shared<CompareArgs>();
     auto* sub = app.add_subcommand(
         "compare", "Compare runs: mean measures with paired t / Wilcoxon tests and marks");
-    sub->add_option("--qrels", a->qrels, "qrels file (qid iter docid rel)")->required();
-    sub->add_option("--run", a->runs, "run file (repeat for each run; >= 2)")->required();
-    sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
+    a->qrels.add(sub, "qrels file (qid iter docid rel)");
+    a->runs.add(sub, "run file (repeat for each run; >= 2)");
     sub->add_option("-m,--measure", a->measures,
                     "measure, trec_eval -m syntax (repeatable; default ndcg_cut.10 mrr_cut.10 "
                     "recall.10)");
@@ -391,14 +340,11 @@ const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
                     "compare every run against this run (name or "
                     "path); default: all pairs");
     sub->add_flag("--all-pairs", a->all_pairs, "test every pair of runs (the default)");
-    sub->add_option("--test", a->test, "t | wilcoxon | both (default both: mark needs both)");
-    sub->add_option("--correction", a->correction, "none | bonferroni | holm (default none)");
-    sub->add_option("--alpha", a->alpha, "significance level (default 0.05)");
-    sub->add_option("--format", a->format, "text | json | csv | latex (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
+    a->significance.add(sub);
+    a->out.add(sub);
     sub->add_option("-M,--max-docs", a->max_docs, "evaluate only the top M documents per query");
-    sub->add_option("--decimals", a->decimals, "digits of the means (default 4)");
+    sub->add_option("--decimals", a->decimals, "digits of the means (default 4)")
+        ->check(CLI::Range(0, 17));
     sub->add_option("--bias-file", a->bias_file,
                     "passage gender bias (plumb debias gender) for rab_V_cut.k, arab_V_cut.k, "
                     "abs_rab_V_cut.k (V = tc, tf, bool)");
@@ -414,23 +360,20 @@ const cli::CommandRegistrar kGroupsCommand("eval-groups", [](CLI::App& app) {
     auto* sub = app.add_subcommand(
         "eval-groups",
         "Per-query distribution (mean, sd, c_v = sd/mean) overall and per query group");
-    sub->add_option("--qrels", a->qrels, "qrels file")->required();
-    sub->add_option("--run", a->runs, "run file (repeatable)")->required();
-    sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
+    a->qrels.add(sub);
+    a->runs.add(sub);
     sub->add_option("-m,--measure", a->measures, "measure (repeatable; default ndcg_cut.10)");
     sub->add_option("--groups", a->groups, "query attribute file qid<TAB>value");
     sub->add_option("--kind", a->kind, "auto | numeric | categorical (default auto)");
-    sub->add_option(
-        "--quantiles", a->quantiles,
-        "numeric: number of quantile buckets (default 3: easy/medium/hard, low = easy)");
+    sub->add_option("--quantiles", a->quantiles,
+                    "numeric: number of quantile buckets (default 3: easy/medium/hard, low = easy)")
+        ->check(CLI::PositiveNumber);
     sub->add_option("--edges", a->edges, "numeric: fixed inner edges e1,e2,... (right-closed)");
     sub->add_option("--labels", a->labels, "bucket names, comma-separated");
     sub->add_option("--sd", a->sd, "population | sample (default population)");
     sub->add_flag("--judged-run-queries-only", a->judged_only_queries,
                   "only queries in both qrels and run (default: every qrels query, missing = 0)");
-    sub->add_option("--format", a->format, "text | json | csv (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
+    a->out.add(sub);
     sub->callback([a]() { run_groups(*a); });
 });
 
@@ -438,18 +381,15 @@ const cli::CommandRegistrar kSubsetsCommand("eval-subsets", [](CLI::App& app) {
     auto a = std::make_shared<SubsetsArgs>();
     auto* sub = app.add_subcommand(
         "eval-subsets", "Evaluate on query subsets: a qid list, or the survivorship subsets S_k");
-    sub->add_option("--qrels", a->qrels, "qrels file")->required();
-    sub->add_option("--run", a->runs, "run file (repeatable)")->required();
-    sub->add_option("--name", a->names, "display name per run (repeat, in --run order)");
+    a->qrels.add(sub);
+    a->runs.add(sub);
     sub->add_option("-m,--measure", a->measure, "measure (default mrr_cut.10 = MRR@10)");
     sub->add_option("--shown", a->shown,
                     "annotator-shown ranks: qid<TAB>rank<TAB>docid<TAB>is_selected");
     sub->add_option("--qids", a->qids, "qid list (one per line): mean over these queries");
     sub->add_option("--types", a->types, "query types qid<TAB>type (unanswered share per type)");
     sub->add_option("--max-rank", a->max_rank, "largest k of S_k (default: largest shown rank)");
-    sub->add_option("--format", a->format, "text | json | csv (default text)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
+    a->out.add(sub);
     sub->callback([a]() { run_subsets(*a); });
 });
 

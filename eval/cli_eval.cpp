@@ -16,6 +16,7 @@
 #include "eval/evaluator.hpp"
 #include "eval/format.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/output.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -313,17 +314,7 @@ void run_eval(const std::vector<std::string>& raw) {
         throw Error("no queries with both results and relevance info (qrels " + a.files[0] +
                     ", run " + a.files[1] + ")");
     }
-    const std::string text = format_result(result, format, a.format_options);
-    if (a.output.empty()) {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
-            throw IoError("cannot write to standard output");
-        }
-        std::fflush(stdout);
-    } else {
-        AtomicFile out(a.output);
-        out.write(text);
-        out.commit();
-    }
+    cli::write_output(format_result(result, format, a.format_options), a.output);
 }
 
 const cli::CommandRegistrar kEvalCommand("eval", [](CLI::App& app) {

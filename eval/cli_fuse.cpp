@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "plugin/cli/options.hpp"
 #include "eval/fuse.hpp"
 #include "eval/run.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"

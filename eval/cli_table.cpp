@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "eval/detail_cli.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/position_table.hpp"
 #include "eval/qrels.hpp"
@@ -49,30 +50,26 @@ std::string default_label(const std::string& column) {
 }
 
 struct PositionArgs {
-    std::string qrels;
+    detail::QrelsArgs qrels;
     std::string qrels_debiased;
     std::vector<std::string> runs;
     std::vector<std::string> measures;
     std::vector<std::string> labels;
     std::string original_label = "Orig.";
     std::string debiased_label = "Deb.";
-    std::string test = "both";
-    std::string correction = "holm";
-    double alpha = 0.05;
-    std::string format = "text";
-    std::string output;
-    long level = 1;
+    detail::SignificanceArgs significance{"holm"};
+    detail::OutputArgs out{{"text", "markdown", "latex", "json"}};
     int decimals = 3;
 };
 
 void run_position(const PositionArgs& a) {
     PositionTableOptions o;
-    o.test = parse_test_kind(a.test);
-    o.correction = parse_correction(a.correction);
-    o.alpha = a.alpha;
+    o.test = a.significance.test_kind();
+    o.correction = a.significance.correction_kind();
+    o.alpha = a.significance.alpha;
     o.original_label = a.original_label;
     o.debiased_label = a.debiased_label;
-    const auto format = parse_table_format(a.format);
+    const auto format = parse_table_format(a.out.format);
     const std::vector<std::string> specs =
         a.measures.empty() ? std::vector<std::string>{"ndcg_cut.10", "mrr_cut.10", "recall.10"}
                            : a.measures;
@@ -96,8 +93,8 @@ void run_position(const PositionArgs& a) {
 
     EvalOptions eo;
     eo.complete = true;  // every judged query in every run (missing = 0): the pairs line up
-    eo.relevance_level = a.level;
-    auto qo = std::make_shared<const Qrels>(Qrels::load(a.qrels));
+    eo.relevance_level = a.qrels.level;
+    auto qo = std::make_shared<const Qrels>(Qrels::load(a.qrels.path));
     auto qd = a.qrels_debiased.empty()
                   ? qo
                   : std::make_shared<const Qrels>(Qrels::load(a.qrels_debiased));
@@ -140,7 +137,7 @@ void run_position(const PositionArgs& a) {
     }
     if (rows.empty()) throw ConfigError("position-table: give --run specs");
     const auto table = build_position_table(rows, o);
-    cli::write_output(format_position_table(table, format, a.decimals), a.output);
+    a.out.write(format_position_table(table, format, a.decimals));
 }
 
 struct BiasTableArgs {
@@ -149,52 +146,32 @@ struct BiasTableArgs {
     std::string variant = "tc";
     std::size_t cutoff = 10;
     std::string labels;
-    std::string qrels;
+    detail::QrelsArgs qrels;
     std::vector<std::string> mats;
     std::string baseline;
     std::string queries;
-    std::string test = "both";
-    std::string correction = "holm";
-    double alpha = 0.05;
-    long level = 1;
-    std::string format = "text";
-    std::string output;
+    detail::SignificanceArgs significance{"holm"};
+    detail::OutputArgs out{{"text", "markdown", "latex", "json"}};
     int decimals = 4;
 };
-
-/// Query subset: first field of each non-empty, non-comment line (TAB or comma separated).
-std::unordered_set<std::string> read_qids(const std::string& path) {
-    std::unordered_set<std::string> out;
-    LineReader reader(path);
-    std::string_view line;
-    while (reader.next(line)) {
-        const auto t = trim(line);
-        if (t.empty() || t.front() == '#') continue;
-        const auto end = t.find_first_of("\t,");
-        const auto qid = trim(t.substr(0, end));
-        if (qid.empty()) reader.fail("empty qid");
-        if (qid == "qid" || qid == "query_id") continue;
-        out.emplace(qid);
-    }
-    return out;
-}
 
 void run_bias_table(const BiasTableArgs& a) {
     BiasTableOptions o;
     o.cutoff = a.cutoff;
     o.variant = a.variant;
-    o.test = parse_test_kind(a.test);
-    o.correction = parse_correction(a.correction);
-    o.alpha = a.alpha;
-    o.min_relevance = static_cast<int>(a.level);
-    const auto format = parse_table_format(a.format);
+    o.test = a.significance.test_kind();
+    o.correction = a.significance.correction_kind();
+    o.alpha = a.significance.alpha;
+    o.min_relevance = a.qrels.level;
+    const auto format = parse_table_format(a.out.format);
     const auto table = read_bias_file(a.bias_file, parse_bias_variant(a.variant));
-    if (a.labels.empty() != a.qrels.empty())
+    if (a.labels.empty() != a.qrels.path.empty())
         throw ConfigError("bias-table: --labels and --qrels go together (|dA-PRF|)");
     std::unordered_map<std::string, int> labels;
     if (!a.labels.empty()) labels = read_bias_labels(a.labels);
     std::unordered_set<std::string> keep;
-    if (!a.queries.empty()) keep = read_qids(a.queries);
+    if (!a.queries.empty())
+        for (auto& q : read_query_subset(a.queries)) keep.insert(std::move(q));
 
     std::map<std::string, std::string> mats_files;
     for (const auto& spec : a.mats) {
@@ -229,19 +206,9 @@ void run_bias_table(const BiasTableArgs& a) {
         if (!o.baseline)
             throw ConfigError("bias-table: --baseline '" + a.baseline + "' is not a run");
     }
-    RelevanceMap rel;
-    if (!a.qrels.empty()) {
-        const auto qrels = Qrels::load(a.qrels);
-        for (const auto& r : rows)
-            for (const auto& q : r.scored) {
-                if (rel.count(q.qid)) continue;
-                auto& m = rel[q.qid];
-                if (const auto* qq = qrels.find(q.qid))
-                    for (auto& [d, g] : qq->judgements()) m.emplace(d, static_cast<int>(g));
-            }
-    }
-    const auto report = build_bias_table(rows, table, labels, rel, o);
-    cli::write_output(format_bias_table(report, format, a.decimals), a.output);
+    const Qrels qrels = a.qrels.path.empty() ? Qrels() : Qrels::load(a.qrels.path);
+    const auto report = build_bias_table(rows, table, labels, qrels, o);
+    a.out.write(format_bias_table(report, format, a.decimals));
 }
 
 const cli::CommandRegistrar kPositionTableCommand("position-table", [](CLI::App& app) {
@@ -250,7 +217,7 @@ const cli::CommandRegistrar kPositionTableCommand("position-table", [](CLI::App&
         "position-table",
         "Table 3 of the position-bias paper: models x training sets on the original and the "
         "debiased test set, delta %, bold = smallest |delta| per block, significance marks");
-    sub->add_option("--qrels", a->qrels, "qrels of the original test set")->required();
+    a->qrels.add(sub, "qrels of the original test set");
     sub->add_option("--qrels-debiased", a->qrels_debiased,
                     "qrels of the debiased test set (default: --qrels)");
     sub->add_option("--run", a->runs,
@@ -262,15 +229,13 @@ const cli::CommandRegistrar kPositionTableCommand("position-table", [](CLI::App&
     sub->add_option("--label", a->labels, "heading per measure column (repeat, in order)");
     sub->add_option("--original-label", a->original_label, "heading of the original test set");
     sub->add_option("--debiased-label", a->debiased_label, "heading of the debiased test set");
-    sub->add_option("--test", a->test, "t | wilcoxon | both (default both: a mark needs both)");
-    sub->add_option("--correction", a->correction, "none | bonferroni | holm (default holm)");
-    sub->add_option("--alpha", a->alpha, "significance level (default 0.05)");
-    sub->add_option("--format", a->format, "text | markdown | latex | json (default text)");
-    sub->add_option("--decimals", a->decimals, "digits of the means (default 3)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade (default 1)");
+    a->significance.add(sub);
+    a->out.add(sub);
+    sub->add_option("--decimals", a->decimals, "digits of the means (default 3)")
+        ->check(CLI::Range(0, 17));
     sub->footer(
-        "Delta % = (Deb - Orig) / Deb (paper 000). Bold (**x**): smallest |delta| of a model's rows per\n"
+        "Delta % = (Deb - Orig) / Deb (paper 000). Bold (**x**): smallest |delta| of a model's "
+        "rows per\n"
         "measure. Dagger: Orig vs Deb significant for that row (paired by qid; family = rows of\n"
         "one measure). ^ab: better than the model's training rows a, b on the same test set.\n"
         "Queries: every qrels query (as trec_eval -c; missing from a run = 0).");
@@ -287,22 +252,21 @@ const cli::CommandRegistrar kBiasTableCommand("bias-table", [](CLI::App& app) {
                     "per-passage bias file (plumb debias gender --output; combined or one variant)")
         ->required();
     sub->add_option("--variant", a->variant, "tc | tf | bool (default tc)");
-    sub->add_option("--cutoff", a->cutoff, "t of RaB@t / ARaB@t (default 10)");
+    sub->add_option("--cutoff", a->cutoff, "t of RaB@t / ARaB@t (default 10)")
+        ->check(CLI::PositiveNumber);
     sub->add_option("--labels", a->labels,
                     "passage labels docid<TAB>d for |dA-PRF| (plumb debias gender: BIAS.ibbr.tsv)");
-    sub->add_option("--qrels", a->qrels, "qrels for |dA-PRF| (with --labels)");
+    a->qrels.add(sub, "qrels for |dA-PRF| (with --labels)", false,
+                 "minimum relevant grade for PRF (default 1)");
     sub->add_option("--mats", a->mats,
                     "RUN_NAME,FILE.json: MATS of that row's model (plumb debias mats; repeat)");
-    sub->add_option("--queries", a->queries, "query subset (first field per line: qid)");
+    sub->add_option("--queries", a->queries,
+                    "query subset: qid, qid<TAB>... or qid,... lines (first field: qid)");
     sub->add_option("--baseline", a->baseline,
                     "test every row against this row (default: all pairs)");
-    sub->add_option("--test", a->test, "t | wilcoxon | both (default both)");
-    sub->add_option("--correction", a->correction, "none | bonferroni | holm (default holm)");
-    sub->add_option("--alpha", a->alpha, "significance level (default 0.05)");
-    sub->add_option("-l,--level", a->level, "minimum relevant grade for PRF (default 1)");
-    sub->add_option("--format", a->format, "text | markdown | latex | json (default text)");
-    sub->add_option("--decimals", a->decimals, "digits (default 4)");
-    sub->add_option("--output", a->output, "write to FILE atomically instead of stdout");
+    a->significance.add(sub);
+    a->out.add(sub);
+    sub->add_option("--decimals", a->decimals, "digits (default 4)")->check(CLI::Range(0, 17));
     sub->footer(
         "^ab on RaB/ARaB: this row is significantly less biased than rows a, b (paired test on\n"
         "the signed per-query values; the smaller |mean| wins). |dA-PRF| and MATS: no test.");

@@ -306,22 +306,32 @@ void write_bias_file(const std::filesystem::path& path, BiasVariant variant,
     out.commit();
 }
 
+std::unordered_map<std::string, GenderCounts> gender_counts(
+    const std::vector<std::string>& docids, const DocumentSource& docs, const GenderWordList& words,
+    const ProgressCallback& progress, const CancelToken* cancel, const std::string& docs_name) {
+    std::unordered_map<std::string, GenderCounts> out;
+    out.reserve(docids.size());
+    std::uint64_t done = 0;
+    for (const auto& id : docids) {
+        if (cancel && cancel->requested()) break;
+        if (out.count(id) == 0) {
+            const auto text = docs.text(id);
+            if (!text) throw InvalidArgument("passage '" + id + "' is not in " + docs_name);
+            out.emplace(id, count_gender_words(*text, words));
+        }
+        ++done;
+        if (progress && (done % 1024 == 0 || done == docids.size())) progress(done, docids.size());
+    }
+    return out;
+}
+
 BiasTable compute_bias_table(const std::vector<std::string>& docids, const DocumentSource& docs,
                              const GenderWordList& words, BiasVariant variant,
                              const ProgressCallback& progress, const CancelToken* cancel) {
     BiasTable table;
     table.reserve(docids.size());
-    std::uint64_t done = 0;
-    for (const auto& id : docids) {
-        if (cancel && cancel->requested()) break;
-        if (table.count(id) == 0) {
-            const auto text = docs.text(id);
-            if (!text) throw InvalidArgument("compute_bias_table: unknown docid '" + id + "'");
-            table.emplace(id, passage_magnitude(count_gender_words(*text, words), variant));
-        }
-        ++done;
-        if (progress && (done % 1024 == 0 || done == docids.size())) progress(done, docids.size());
-    }
+    for (const auto& [id, counts] : gender_counts(docids, docs, words, progress, cancel))
+        table.emplace(id, passage_magnitude(counts, variant));
     return table;
 }
 

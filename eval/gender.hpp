@@ -136,9 +136,17 @@ std::optional<BiasVariant> bias_file_variant(const std::filesystem::path& path);
 void write_bias_file(const std::filesystem::path& path, BiasVariant variant,
                      const std::vector<std::pair<std::string, BiasTriple>>& rows);
 
-/// Computes the triple of `variant` for each docid from the passage text in `docs`. Unknown
-/// docids throw InvalidArgument naming the docid. `progress` gets (done, total) every 1024 docs;
-/// a cancel request stops early and returns what was computed so far.
+/// Gender-word counts of each passage of `docids` (a repeated docid is counted once), from the
+/// passage text in `docs`. An unknown docid throws InvalidArgument "passage '<id>' is not in
+/// <docs_name>". `progress` gets (done, total) every 1024 docids; a cancel request stops early
+/// and returns what was counted so far.
+std::unordered_map<std::string, GenderCounts> gender_counts(
+    const std::vector<std::string>& docids, const DocumentSource& docs, const GenderWordList& words,
+    const ProgressCallback& progress = {}, const CancelToken* cancel = nullptr,
+    const std::string& docs_name = "the passage source");
+
+/// Computes the triple of `variant` for each docid from the passage text in `docs`, as
+/// passage_magnitude() of gender_counts() (same errors, progress and cancellation).
 BiasTable compute_bias_table(const std::vector<std::string>& docids, const DocumentSource& docs,
                              const GenderWordList& words, BiasVariant variant,
                              const ProgressCallback& progress = {},

@@ -116,8 +116,7 @@ TEST(Prf, QuerySetDelta) {
         {"q2", {{"e", 1}, {"f", 5}, {"g", 0}}},
         {"q3", {{"h", 1}}},
     };
-    RelevanceMap qrels{
-        {"q1", {{"a", 1}, {"c", 2}, {"b", 0}}}, {"q2", {{"e", 1}}}, {"q3", {{"h", 1}}}};
+    const auto qrels = Qrels::parse("q1 0 a 1\nq1 0 c 2\nq1 0 b 0\nq2 0 e 1\nq3 0 h 1\n");
     std::unordered_map<std::string, int> labels{{"a", 1},  {"c", -1}, {"d", 1}, {"e", 1},
                                                 {"h", -1}, {"b", 0},  {"f", 0}};
     // q1: PRF_m 1, PRF_f 0.5 (as above). q2: e (R 1, male) vs f (5), g (0): PRF_m = 1/2.

@@ -265,7 +265,7 @@ TEST(BiasTable, RabArabMarksAndPrf) {
               {{"q0", {"r1", "x", "r2"}}},
               {{"q0", {{"r1", 3.0}, {"x", 2.0}, {"r2", 1.0}}}},
               std::nullopt};
-    RelevanceMap rel{{"q0", {{"r1", 1}, {"r2", 2}}}};
+    const auto rel = Qrels::parse("q0 0 r1 1\nq0 0 r2 2\n");
     std::unordered_map<std::string, int> labels{{"r1", 1}, {"r2", -1}, {"x", 0}};
     const auto rc = build_bias_table({c}, bias, labels, rel, o);
     EXPECT_TRUE(rc.has_prf);
