@@ -5,9 +5,11 @@
 
 #include "eval/bias_metrics.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace plumb::eval;
+using plumb::test::expect_parse_error;
 using plumb::test::TempDir;
 
 namespace {
@@ -166,13 +168,8 @@ TEST(CategoryDifference, ByHand) {
     EXPECT_DOUBLE_EQ(d1.difference[0], 0.5);
     EXPECT_DOUBLE_EQ(d1.difference[1], -0.5);
 
-    auto line_of = [&](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_category_vectors(dir.write(name, content));
-        } catch (const plumb::ParseError& e) {
-            return e.line();
-        }
-        return 9999;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        return expect_parse_error([&] { read_category_vectors(dir.write(name, content)); }).line();
     };
     EXPECT_EQ(line_of("nohdr.tsv", "p1\t1\t0\n"), 1u);
     EXPECT_EQ(line_of("short.tsv", "docid\ta\tb\np1\t1\n"), 2u);

@@ -6,8 +6,10 @@
 
 #include "eval/distribution.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
+using plumb::test::expect_parse_error;
 using plumb::test::TempDir;
 using namespace plumb::eval;
 
@@ -126,13 +128,8 @@ TEST(Grouping, CategoricalAndStats) {
 
 TEST(Grouping, AttributeFileErrors) {
     const TempDir dir;
-    auto line_of = [&](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_query_attributes(dir.write(name, content));
-        } catch (const plumb::ParseError& e) {
-            return e.line();
-        }
-        return 9999;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        return expect_parse_error([&] { read_query_attributes(dir.write(name, content)); }).line();
     };
     EXPECT_EQ(line_of("notab.tsv", "q1\t1\nq2 2\n"), 2u);
     EXPECT_EQ(line_of("dupq.tsv", "q1\t1\nq2\t2\nq1\t3\n"), 3u);

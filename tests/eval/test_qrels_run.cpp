@@ -10,28 +10,14 @@
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb;
 using namespace plumb::eval;
+using plumb::test::expect_parse_error;
 using plumb::test::TempDir;
-
-namespace {
-
-/// Runs `f`, expects a ParseError, returns it.
-template <class F>
-ParseError expect_parse_error(F f) {
-    try {
-        f();
-    } catch (const ParseError& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no ParseError";
-    return ParseError("", 0, "");
-}
-
-}  // namespace
 
 TEST(Qrels, LoadsGradesCommentsAndCrlf) {
     const TempDir dir;

@@ -4,8 +4,10 @@
 
 #include "eval/subsets.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
+using plumb::test::expect_parse_error;
 using plumb::test::TempDir;
 using namespace plumb::eval;
 
@@ -88,14 +90,10 @@ TEST(Subsets, UnansweredByType) {
 
 TEST(Subsets, BadInputNamesLine) {
     const TempDir dir;
-    auto line_of = [&](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_shown_ranks(dir.write(name, content));
-        } catch (const plumb::ParseError& e) {
-            EXPECT_NE(std::string(e.what()).find(name), std::string::npos);
-            return e.line();
-        }
-        return 9999;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        const auto e = expect_parse_error([&] { read_shown_ranks(dir.write(name, content)); });
+        EXPECT_NE(std::string(e.what()).find(name), std::string::npos);
+        return e.line();
     };
     EXPECT_EQ(line_of("fields.tsv", "q1\t1\tp\t0\nq1\t2\tp2\n"), 2u);
     EXPECT_EQ(line_of("rank0.tsv", "q1\t0\tp\t0\n"), 1u);

@@ -24,6 +24,7 @@
 #include "plugin/registry.hpp"
 #include "plugin/text_io.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -40,13 +41,7 @@ bool contains(const std::string& s, const std::string& part) {
 /// Runs `f` expecting a ParseError; returns its what().
 template <typename F>
 std::string parse_error_of(F&& f) {
-    try {
-        f();
-    } catch (const ParseError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no ParseError";
-    return {};
+    return plumb::test::expect_parse_error(f).what();
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
