@@ -4,13 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 
 #include "eval/gender.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/map_source.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using plumb::test::MapSource;
 using plumb::test::TempDir;
 using namespace plumb::eval;
 
@@ -24,21 +25,6 @@ GenderWordList small_list() {
     w.add("his", Gender::Male);
     return w;
 }
-
-/// In-memory passages for compute_bias_table.
-class MapSource : public plumb::DocumentSource {
-public:
-    explicit MapSource(std::map<std::string, std::string> m) : m_docs(std::move(m)) {}
-    std::optional<std::string> text(std::string_view id) const override {
-        auto it = m_docs.find(std::string(id));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::map<std::string, std::string> m_docs;
-};
 }  // namespace
 
 TEST(GenderWordList, LoadsAndRejectsBadLines) {
