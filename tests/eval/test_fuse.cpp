@@ -19,7 +19,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/run_file.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -36,6 +36,7 @@ using plumb::Candidate;
 using plumb::RankedList;
 // `Run` alone names testing::Test::Run inside a TEST body.
 using EvalRun = plumb::eval::Run;
+using plumb::test::read_run_lines;
 using plumb::test::read_text;
 using plumb::test::TempDir;
 
@@ -304,21 +305,6 @@ plumb::test::CliResult cli(const std::string& args) {
     return plumb::test::run_plumb("fuse " + args);
 }
 
-struct Line {
-    std::string qid, q0, docid;
-    int rank = 0;
-    double score = 0;
-    std::string tag;
-};
-
-std::vector<Line> read_lines(const fs::path& p) {
-    std::vector<Line> out;
-    std::istringstream in(read_text(p));
-    Line l;
-    while (in >> l.qid >> l.q0 >> l.docid >> l.rank >> l.score >> l.tag) out.push_back(l);
-    return out;
-}
-
 std::string ab_args(const TempDir& dir) {
     return "--run " + dir.write("a.run", kRunA).string() + " --run " +
            dir.write("b.run", kRunB).string();
@@ -340,7 +326,7 @@ TEST(FuseCli, RrfWritesARankedTaggedRun) {
     const auto out = dir / "rrf.run";
     auto r = cli(ab_args(dir) + " --output " + out.string() + " --tag fused");
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     const std::vector<std::pair<std::string, std::string>> want{
         {"q1", "d3"}, {"q1", "d1"}, {"q1", "d5"}, {"q1", "d2"}, {"q1", "d4"}, {"q2", "x"}};
     ASSERT_EQ(lines.size(), want.size()) << read_text(out);
@@ -361,7 +347,7 @@ TEST(FuseCli, CombMnzDefaultsToMinMaxAndCutsToK) {
     const auto out = dir / "mnz.run";
     auto r = cli(ab_args(dir) + " --method combmnz --k 3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     ASSERT_EQ(lines.size(), 4u) << read_text(out);  // q1 cut to 3, q2's one document
     EXPECT_EQ(lines[0].docid, "d3");
     EXPECT_NEAR(lines[0].score, 3, 1e-6);
@@ -375,7 +361,7 @@ TEST(FuseCli, CombMnzDefaultsToMinMaxAndCutsToK) {
     // --norm none: d3 24, d1 12, d5 6.
     r = cli(ab_args(dir) + " --method combmnz --norm none --k 3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto raw = read_lines(out);
+    const auto raw = read_run_lines(out);
     ASSERT_GE(raw.size(), 3u);
     EXPECT_NEAR(raw[0].score, 24, 1e-6);
     EXPECT_EQ(raw[2].docid, "d5");
@@ -386,7 +372,7 @@ TEST(FuseCli, WeightedSum) {
     const auto out = dir / "wsum.run";
     auto r = cli(ab_args(dir) + " --method wsum --weights 0.7,0.3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     ASSERT_EQ(lines.size(), 6u);
     EXPECT_EQ(lines[0].docid, "d1");
     EXPECT_NEAR(lines[0].score, 0.7, 1e-6);
@@ -402,7 +388,7 @@ TEST(FuseCli, ThreeRuns) {
                  " --method combsum --norm none --quiet --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(r.out, "");  // --quiet
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     const std::vector<std::pair<std::string, double>> want{{"d3", 12}, {"d5", 11}, {"d2", 7},
                                                            {"d1", 6},  {"d4", 0},  {"x", 1}};
     ASSERT_EQ(lines.size(), want.size()) << read_text(out);
@@ -461,7 +447,7 @@ TEST(FuseCli, BadRunNamesFileAndLineAndLeavesOutputUntouched) {
     // A successful run replaces the file whole.
     r = cli(ab_args(dir) + " --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_EQ(read_lines(out).size(), 6u);
+    EXPECT_EQ(read_run_lines(out).size(), 6u);
     EXPECT_EQ(read_text(out).find("old content"), std::string::npos);
     EXPECT_TRUE(leftovers(dir).empty());
 }
