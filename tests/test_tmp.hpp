@@ -4,6 +4,8 @@
 /// process asks for it. Process ids are reused over a long ctest run (hundreds of test
 /// processes), so a folder named after the pid alone may hold files a dead process left behind
 /// (an optional file such as tokenizer_config.json then changes what a test reads).
+/// New tests: a TempDir per test (tests/support/temp_dir.hpp), removed when the test ends, with
+/// TempDir::write for the files in it.
 #include <filesystem>
 #include <mutex>
 #include <set>

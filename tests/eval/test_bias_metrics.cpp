@@ -2,27 +2,17 @@
 // (definitions: FORMULAS.md).
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 
 #include "eval/bias_metrics.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/parse_error.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
 using namespace plumb::eval;
+using plumb::test::expect_parse_error;
+using plumb::test::TempDir;
 
 namespace {
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_test_biasm_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
 // tc triples (bias = f - m, f, m): d1 = 2 female words, d2 = 1 male word, d3 = one of each.
 BiasTable table() { return {{"d1", {2, 2, 0}}, {"d2", {-1, 0, 1}}, {"d3", {0, 1, 1}}}; }
 }  // namespace
@@ -141,22 +131,24 @@ TEST(Prf, QuerySetDelta) {
 }
 
 TEST(Prf, LabelFile) {
-    auto l = read_bias_labels(temp_file("labels.tsv", "# d\nd1\t1\nd2\t-1\n\nd3\t0\n"));
+    const TempDir dir;
+    auto l = read_bias_labels(dir.write("labels.tsv", "# d\nd1\t1\nd2\t-1\n\nd3\t0\n"));
     EXPECT_EQ(l.at("d1"), 1);
     EXPECT_EQ(l.at("d2"), -1);
     EXPECT_EQ(l.at("d3"), 0);
     try {
-        read_bias_labels(temp_file("badlabels.tsv", "d1\t1\nd2\tmale\n"));
+        read_bias_labels(dir.write("badlabels.tsv", "d1\t1\nd2\tmale\n"));
         FAIL();
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 2u);
     }
-    EXPECT_THROW(read_bias_labels(temp_file("duplabels.tsv", "d1\t1\nd1\t1\n")), plumb::ParseError);
+    EXPECT_THROW(read_bias_labels(dir.write("duplabels.tsv", "d1\t1\nd1\t1\n")), plumb::ParseError);
 }
 
 TEST(CategoryDifference, ByHand) {
+    const TempDir dir;
     auto cv = read_category_vectors(
-        temp_file("cats.tsv", "docid\tsocial\taffect\np1\t1\t0\np2\t0\t1\np3\t0.5\t0.5\n"));
+        dir.write("cats.tsv", "docid\tsocial\taffect\np1\t1\t0\np2\t0\t1\np3\t0.5\t0.5\n"));
     ASSERT_EQ(cv.categories, (std::vector<std::string>{"social", "affect"}));
     std::vector<QueryRanking> a{{"q1", {"p1", "p2"}}, {"q2", {"p1"}}};
     std::vector<QueryRanking> b{{"q3", {"p3", "px"}}};
@@ -175,13 +167,8 @@ TEST(CategoryDifference, ByHand) {
     EXPECT_DOUBLE_EQ(d1.difference[0], 0.5);
     EXPECT_DOUBLE_EQ(d1.difference[1], -0.5);
 
-    auto line_of = [](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_category_vectors(temp_file(name, content));
-        } catch (const plumb::ParseError& e) {
-            return e.line();
-        }
-        return 9999;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        return expect_parse_error([&] { read_category_vectors(dir.write(name, content)); }).line();
     };
     EXPECT_EQ(line_of("nohdr.tsv", "p1\t1\t0\n"), 1u);
     EXPECT_EQ(line_of("short.tsv", "docid\ta\tb\np1\t1\n"), 2u);
@@ -211,9 +198,10 @@ TEST(RankBias, RankingsFromRunUseTrecEvalOrder) {
 }
 
 TEST(BiasFile, VariantComment) {
+    const TempDir dir;
     EXPECT_EQ(
-        bias_file_variant(temp_file("v.tsv", "# plumb-gender-bias v1 variant=bool\nd\t0\t0\t0\n")),
+        bias_file_variant(dir.write("v.tsv", "# plumb-gender-bias v1 variant=bool\nd\t0\t0\t0\n")),
         BiasVariant::Bool);
-    EXPECT_FALSE(bias_file_variant(temp_file("nov.tsv", "d\t0\t0\t0\n")).has_value());
-    EXPECT_THROW(bias_file_variant(temp_file("badv.tsv", "# variant=xx\n")), plumb::ParseError);
+    EXPECT_FALSE(bias_file_variant(dir.write("nov.tsv", "d\t0\t0\t0\n")).has_value());
+    EXPECT_THROW(bias_file_variant(dir.write("badv.tsv", "# variant=xx\n")), plumb::ParseError);
 }

@@ -2,36 +2,21 @@
 // `plumb compare`, `plumb eval-groups` and `plumb eval-subsets` on tiny files.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "eval/compare.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::eval;
+using plumb::test::run_plumb;
+using plumb::test::TempDir;
 
 namespace {
-
-fs::path temp_dir() {
-    auto dir = plumb::test::process_dir("plumb_test_compare_");
-    fs::create_directories(dir);
-    return dir;
-}
-
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto p = temp_dir() / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
 
 EvalResult result_of(const std::vector<double>& values) {
     EvalResult r;
@@ -52,28 +37,11 @@ EvalResult result_of(const std::vector<double>& values) {
     return r;
 }
 
-struct CmdResult {
-    int status = -1;
-    std::string out;
-};
-
-CmdResult run(const std::string& args) {
-    const std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " 2>&1";
-    CmdResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
 // Six queries q1..q6 with one relevant document "r" each. Run A ranks r first (RR 1), run B
 // ranks it at i + 1 for q_i (RR 1/2 .. 1/7: distinct differences to A), run D: q1,q2 first (1),
 // q3,q4 second (0.5), q5,q6 third (1/3).
 struct Fixture {
+    TempDir dir;
     fs::path qrels, a, b, d;
     Fixture() {
         std::string q, ra, rb, rd;
@@ -93,10 +61,10 @@ struct Fixture {
                       " D\n";
             }
         }
-        qrels = temp_file("qrels.txt", q);
-        a = temp_file("runA.txt", ra);
-        b = temp_file("runB.txt", rb);
-        d = temp_file("runD.txt", rd);
+        qrels = dir.write("qrels.txt", q);
+        a = dir.write("runA.txt", ra);
+        b = dir.write("runB.txt", rb);
+        d = dir.write("runD.txt", rd);
     }
 };
 
@@ -168,22 +136,22 @@ TEST(CompareRuns, MarksAndCorrections) {
 
 TEST(CompareCli, PaperStyleTableAndCsv) {
     Fixture f;
-    auto r = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
-                 f.b.string() + " --name A --name B -m recip_rank");
+    auto r = run_plumb("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                       " --run " + f.b.string() + " --name A --name B -m recip_rank");
     ASSERT_EQ(r.status, 0) << r.out;
     // A: mean RR 1, significantly better than B (mean (1/2 + ... + 1/7)/6 = 0.2655; scipy:
     // t p = 4.0075e-05, Wilcoxon exact p = 0.03125).
     EXPECT_NE(r.out.find("1.0000^b"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0.2655"), std::string::npos) << r.out;
     // CSV, Wilcoxon only, B as baseline (by file name): the pair (A, B): W+ = 21, W- = 0.
-    auto csv =
-        run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() + " --run " +
-            f.b.string() + " -m recip_rank --format csv --test wilcoxon --baseline " + "runB.txt");
+    auto csv = run_plumb("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                         " --run " + f.b.string() +
+                         " -m recip_rank --format csv --test wilcoxon --baseline " + "runB.txt");
     ASSERT_EQ(csv.status, 0) << csv.out;
     EXPECT_NE(csv.out.find("recip_rank,runA.txt,runB.txt,1,"), std::string::npos) << csv.out;
     EXPECT_NE(csv.out.find(",,,,21,0,0.03125,0.03125,1\n"), std::string::npos) << csv.out;
-    auto missing = run("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
-                       " --run /nonexistent/run.txt");
+    auto missing = run_plumb("compare --qrels " + f.qrels.string() + " --run " + f.a.string() +
+                             " --run /nonexistent/run.txt");
     EXPECT_EQ(missing.status, 1);
     EXPECT_NE(missing.out.find("plumb: error:"), std::string::npos) << missing.out;
 }
@@ -192,9 +160,9 @@ TEST(CompareCli, Groups) {
     Fixture f;
     // Attribute 1..6 for q1..q6: tercile edges 2.667 and 4.333 -> easy {q1,q2} (RR 1, 1),
     // medium {q3,q4} (0.5, 0.5), hard {q5,q6} (1/3, 1/3).
-    auto groups = temp_file("complexity.tsv", "q1\t1\nq2\t2\nq3\t3\nq4\t4\nq5\t5\nq6\t6\n");
-    auto g = run("eval-groups --qrels " + f.qrels.string() + " --run " + f.d.string() +
-                 " --name D -m recip_rank --groups " + groups.string() + " --format csv");
+    auto groups = f.dir.write("complexity.tsv", "q1\t1\nq2\t2\nq3\t3\nq4\t4\nq5\t5\nq6\t6\n");
+    auto g = run_plumb("eval-groups --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                       " --name D -m recip_rank --groups " + groups.string() + " --format csv");
     ASSERT_EQ(g.status, 0) << g.out;
     EXPECT_NE(g.out.find("D,recip_rank,easy,2,1.0000000000,0.0000000000,0.0000000000"),
               std::string::npos)
@@ -216,11 +184,11 @@ TEST(CompareCli, Subsets) {
         shown += id + "\t1\tp" + id + "a\t" + (i <= 3 ? "1" : "0") + "\n";
         shown += id + "\t2\tp" + id + "b\t" + (i >= 4 && i <= 6 ? "1" : "0") + "\n";
     }
-    auto shown_file = temp_file("shown.tsv", shown);
-    auto types = temp_file("types.tsv", "q1\tNUMERIC\nq7\tNUMERIC\nq2\tPERSON\n");
-    auto s = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
-                 " --name D --shown " + shown_file.string() + " --types " + types.string() +
-                 " --format csv");
+    auto shown_file = f.dir.write("shown.tsv", shown);
+    auto types = f.dir.write("types.tsv", "q1\tNUMERIC\nq7\tNUMERIC\nq2\tPERSON\n");
+    auto s = run_plumb("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                       " --name D --shown " + shown_file.string() + " --types " + types.string() +
+                       " --format csv");
     ASSERT_EQ(s.status, 0) << s.out;
     // All = 7 queries: (1+1+0.5+0.5+1/3+1/3+0)/7 = (11/3)/7 = 0.5238095238.
     // S_2 = q1..q6: (11/3)/6 = 0.6111111111. S_1 = q1..q3: (1+1+0.5)/3 = 0.8333333333.
@@ -232,15 +200,15 @@ TEST(CompareCli, Subsets) {
     EXPECT_NE(s.out.find("NUMERIC,2,1,0.5000000000"), std::string::npos) << s.out;
 
     // qid list: q1, q5 and q9 (no judgements): mean over q1, q5 = (1 + 1/3)/2 = 0.6666666667.
-    auto ids = temp_file("ids.txt", "q1\nq5\nq9\n");
-    auto l = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
-                 " --name D --qids " + ids.string() + " --format csv");
+    auto ids = f.dir.write("ids.txt", "q1\nq5\nq9\n");
+    auto l = run_plumb("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                       " --name D --qids " + ids.string() + " --format csv");
     ASSERT_EQ(l.status, 0) << l.out;
     EXPECT_NE(l.out.find("D,mrr_cut_10,2,0.6666666667"), std::string::npos) << l.out;
 
-    auto bad = temp_file("badshown.tsv", "q1\t1\tp\t0\nq1\tx\tp2\t1\n");
-    auto e = run("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
-                 " --shown " + bad.string());
+    auto bad = f.dir.write("badshown.tsv", "q1\t1\tp\t0\nq1\tx\tp2\t1\n");
+    auto e = run_plumb("eval-subsets --qrels " + f.qrels.string() + " --run " + f.d.string() +
+                       " --shown " + bad.string());
     EXPECT_EQ(e.status, 1);
     EXPECT_NE(e.out.find("badshown.tsv:2:"), std::string::npos) << e.out;
 }
@@ -249,14 +217,15 @@ namespace {
 // d1: she, her (c_f 2); d2: he (c_m 1); d3: his + she (1, 1); d4: none. Queries q1, q2 are
 // neutral (n), q3 female.
 struct BiasFixture {
-    fs::path words = temp_file("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
-    fs::path corpus = temp_file("corpus.tsv",
+    TempDir dir;
+    fs::path words = dir.write("words.csv", "she,f\nher,f\nhe,m\nhis,m\n");
+    fs::path corpus = dir.write("corpus.tsv",
                                 "d1\tShe and her\nd2\the said\nd3\this friend and she\n"
                                 "d4\tnothing here\n");
-    fs::path run_file = temp_file("biasrun.txt",
+    fs::path run_file = dir.write("biasrun.txt",
                                   "q1 Q0 d1 1 3 R\nq1 Q0 d2 2 2 R\nq1 Q0 d3 3 1 R\n"
                                   "q2 Q0 d4 1 2 R\nq2 Q0 d2 2 1 R\nq3 Q0 d3 1 1 R\n");
-    fs::path queries = temp_file("qlabels.tsv", "q1\tn\nq2\tn\nq3\tf\n");
+    fs::path queries = dir.write("qlabels.tsv", "q1\tn\nq2\tn\nq3\tf\n");
 };
 
 // Neutral queries q1, q2; tc at t = 2: q1 RaB (f 1, m 0.5), q2 [d4, d2] (f 0, m 0.5):
@@ -269,9 +238,9 @@ const std::string kExpectedTc =
 
 TEST(BiasCli, RabFromCorpusAndBiasFile) {
     BiasFixture b;
-    auto r = run("eval-bias --run " + b.run_file.string() + " --name R --queries " +
-                 b.queries.string() + " --label n --wordlist " + b.words.string() + " --corpus " +
-                 b.corpus.string() + " --cutoffs 2 --format csv");
+    auto r = run_plumb("eval-bias --run " + b.run_file.string() + " --name R --queries " +
+                       b.queries.string() + " --label n --wordlist " + b.words.string() +
+                       " --corpus " + b.corpus.string() + " --cutoffs 2 --format csv");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find(kExpectedTc), std::string::npos) << r.out;
     // bool at t = 2, q1: d1 (1, 0), d2 (0, 1) -> f 0.5, m 0.5; q2: d4 (0,0), d2 (0,1) -> f 0,
@@ -281,16 +250,17 @@ TEST(BiasCli, RabFromCorpusAndBiasFile) {
         << r.out;
 
     // The same from a tc bias file.
-    auto bias = temp_file("bias.tc.tsv",
-                          "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
-                          "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
-    auto f =
-        run("eval-bias --run " + b.run_file.string() + " --name R --queries " + b.queries.string() +
-            " --label n --bias-file " + bias.string() + " --variant tc --cutoffs 2 --format csv");
+    auto bias = b.dir.write("bias.tc.tsv",
+                            "# plumb-gender-bias v1 variant=tc\nd1\t2\t2\t0\n"
+                            "d2\t-1\t0\t1\nd3\t0\t1\t1\nd4\t0\t0\t0\n");
+    auto f = run_plumb("eval-bias --run " + b.run_file.string() + " --name R --queries " +
+                       b.queries.string() + " --label n --bias-file " + bias.string() +
+                       " --variant tc --cutoffs 2 --format csv");
     ASSERT_EQ(f.status, 0) << f.out;
     EXPECT_NE(f.out.find(kExpectedTc), std::string::npos) << f.out;
     // --variant all (the default) needs tf and bool files too.
-    auto all = run("eval-bias --run " + b.run_file.string() + " --bias-file " + bias.string());
+    auto all =
+        run_plumb("eval-bias --run " + b.run_file.string() + " --bias-file " + bias.string());
     EXPECT_EQ(all.status, 1) << all.out;
     EXPECT_NE(all.out.find("no bias file for variant tf"), std::string::npos) << all.out;
 }
@@ -298,18 +268,18 @@ TEST(BiasCli, RabFromCorpusAndBiasFile) {
 TEST(BiasCli, RabFromIndexAndMissingPassage) {
     BiasFixture b;
     // From a plumb index of the corpus (stored passage text): same values as from the corpus.
-    const auto idx = temp_dir() / "bias_index";
-    auto built = run("index --quiet -c " + b.corpus.string() + " -i " + idx.string());
+    const auto idx = b.dir / "bias_index";
+    auto built = run_plumb("index --quiet -c " + b.corpus.string() + " -i " + idx.string());
     ASSERT_EQ(built.status, 0) << built.out;
-    auto fromidx = run("eval-bias --run " + b.run_file.string() + " --name R --queries " +
-                       b.queries.string() + " --label n --wordlist " + b.words.string() +
-                       " --index " + idx.string() + " --cutoffs 2 --format csv");
+    auto fromidx = run_plumb("eval-bias --run " + b.run_file.string() + " --name R --queries " +
+                             b.queries.string() + " --label n --wordlist " + b.words.string() +
+                             " --index " + idx.string() + " --cutoffs 2 --format csv");
     ASSERT_EQ(fromidx.status, 0) << fromidx.out;
     EXPECT_NE(fromidx.out.find(kExpectedTc), std::string::npos) << fromidx.out;
     // A ranked passage missing from the corpus is an error naming it.
-    auto small = temp_file("small.tsv", "d1\tshe\n");
-    auto miss = run("eval-bias --run " + b.run_file.string() + " --wordlist " + b.words.string() +
-                    " --corpus " + small.string());
+    auto small = b.dir.write("small.tsv", "d1\tshe\n");
+    auto miss = run_plumb("eval-bias --run " + b.run_file.string() + " --wordlist " +
+                          b.words.string() + " --corpus " + small.string());
     EXPECT_EQ(miss.status, 1) << miss.out;
     EXPECT_NE(miss.out.find("not in the corpus"), std::string::npos) << miss.out;
 }
@@ -320,15 +290,16 @@ TEST(BiasCli, PrfAndLiwc) {
     // q1: relevant d1 (f, R 3), d2 (m, R 2); g0 = {d3 (R 1)}: PRF_m = PRF_f = 1.
     // q2: relevant d2 (m, R 1) vs d4 (R 2): PRF_m = 0. Means: PRF_m 0.5 (2 queries), PRF_f 1
     // (1 query), |dA-PRF| = 0.5.
-    auto qrels = temp_file("biasqrels.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\n");
-    auto p =
-        run("eval-prf --run " + b.run_file.string() + " --name R --qrels " + qrels.string() +
-            " --wordlist " + b.words.string() + " --corpus " + b.corpus.string() + " --format csv");
+    auto qrels = b.dir.write("biasqrels.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\n");
+    auto p = run_plumb("eval-prf --run " + b.run_file.string() + " --name R --qrels " +
+                       qrels.string() + " --wordlist " + b.words.string() + " --corpus " +
+                       b.corpus.string() + " --format csv");
     ASSERT_EQ(p.status, 0) << p.out;
     EXPECT_NE(p.out.find("R,0.5000000000,2,1.0000000000,1,0.5000000000,0"), std::string::npos)
         << p.out;
-    auto labels = temp_file("ibbr.tsv", "d1\t-1\nd2\t1\nd3\t0\nd4\t0\n");
-    auto pl = run("eval-prf --run " + b.run_file.string() + " --name R --qrels " + qrels.string() +
+    auto labels = b.dir.write("ibbr.tsv", "d1\t-1\nd2\t1\nd3\t0\nd4\t0\n");
+    auto pl =
+        run_plumb("eval-prf --run " + b.run_file.string() + " --name R --qrels " + qrels.string() +
                   " --labels " + labels.string() + " --format csv --per-query");
     ASSERT_EQ(pl.status, 0) << pl.out;
     // q1 nPRF_m = ½·2²·1 / (1·1) = 2; nPRF_f = ½·3²·1 = 4.5.
@@ -338,12 +309,12 @@ TEST(BiasCli, PrfAndLiwc) {
 
     // LIWC difference, k = 2: f queries q1 [d1, d2] -> (0.5, 0.5), q3 [d3] -> (0.5, 0.5);
     // m query q2 [d4, d2] -> (0, 0.5). Difference (0.5, 0).
-    auto cats = temp_file("cats.tsv",
-                          "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
-                          "d3\t0.5\t0.5\nd4\t0\t0\n");
-    auto glabels = temp_file("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
-    auto l = run("eval-liwc --run " + b.run_file.string() + " --categories " + cats.string() +
-                 " --queries " + glabels.string() + " --k 2 --format csv");
+    auto cats = b.dir.write("cats.tsv",
+                            "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
+                            "d3\t0.5\t0.5\nd4\t0\t0\n");
+    auto glabels = b.dir.write("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
+    auto l = run_plumb("eval-liwc --run " + b.run_file.string() + " --categories " + cats.string() +
+                       " --queries " + glabels.string() + " --k 2 --format csv");
     ASSERT_EQ(l.status, 0) << l.out;
     EXPECT_NE(l.out.find("social,0.5000000000,0.0000000000,0.5000000000"), std::string::npos)
         << l.out;
@@ -355,6 +326,7 @@ TEST(CompareCli, GenderBiasMeasuresCompareLikeAnyOther) {
     // Passage m is male-leaning (ranking bias +1), n neutral (0). Run A puts m first for all six
     // queries: RaB@1 = +1 each, mean 1, |RaB@1| mean 1. Run B puts n first for q1..q5 and m
     // first for q6: RaB@1 mean 1/6 = 0.1667, |RaB@1| mean 0.1667.
+    const TempDir dir;
     std::string qrels, a, b;
     for (int q = 1; q <= 6; ++q) {
         const std::string id = "q" + std::to_string(q);
@@ -364,18 +336,18 @@ TEST(CompareCli, GenderBiasMeasuresCompareLikeAnyOther) {
              (q < 6 ? " Q0 m 2 1 B\n" : " Q0 n 2 1 B\n");
     }
     auto bias =
-        temp_file("bias.tsv", "# plumb-gender-bias v1 variant=bool\nm\t-1\t0\t1\nn\t0\t0\t0\n");
-    const std::string files = " --qrels " + temp_file("bias.qrels", qrels).string() + " --run " +
-                              temp_file("A.run", a).string() + " --run " +
-                              temp_file("B.run", b).string() + " --name A --name B --bias-file " +
+        dir.write("bias.tsv", "# plumb-gender-bias v1 variant=bool\nm\t-1\t0\t1\nn\t0\t0\t0\n");
+    const std::string files = " --qrels " + dir.write("bias.qrels", qrels).string() + " --run " +
+                              dir.write("A.run", a).string() + " --run " +
+                              dir.write("B.run", b).string() + " --name A --name B --bias-file " +
                               bias.string();
-    auto r = run("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1 --format csv");
+    auto r = run_plumb("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1 --format csv");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("rab_bool_cut_1,A,B,1,0.1666666667,"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("abs_rab_bool_cut_1,A,B,1,0.1666666667,"), std::string::npos) << r.out;
     // Marks: lower |RaB| is better, so B beats A (differences 1,1,1,1,1,0: t p = 0.0041,
     // Wilcoxon normal approximation p = 0.037, both < 0.05); signed RaB is never marked.
-    auto text = run("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1");
+    auto text = run_plumb("compare" + files + " -m rab_bool_cut.1 -m abs_rab_bool_cut.1");
     ASSERT_EQ(text.status, 0) << text.out;
     EXPECT_NE(text.out.find("0.1667^a"), std::string::npos) << text.out;
     EXPECT_EQ(text.out.find("^b"), std::string::npos) << text.out;

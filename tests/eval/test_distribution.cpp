@@ -1,28 +1,19 @@
 // μ, σ, c_v and query grouping (quantile buckets, fixed edges, categories), hand-computed.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "eval/distribution.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/parse_error.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
+using plumb::test::expect_parse_error;
+using plumb::test::TempDir;
 using namespace plumb::eval;
 
 namespace {
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_test_dist_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
 QueryAttributes numbered(int n) {
     QueryAttributes a;
     for (int i = 1; i <= n; ++i) a.rows.emplace_back("q" + std::to_string(i), std::to_string(i));
@@ -104,7 +95,8 @@ TEST(Grouping, TiesShareABucketAndEdgesAreRightClosed) {
 }
 
 TEST(Grouping, CategoricalAndStats) {
-    auto attrs = read_query_attributes(temp_file(
+    const TempDir dir;
+    auto attrs = read_query_attributes(dir.write(
         "types.tsv", "# types\nq1\tNUMERIC\nq2\tDESCRIPTION\n\nq3\tNUMERIC\nq4\tPERSON\n"));
     EXPECT_FALSE(attrs.numeric());
     auto g = group_queries(attrs, {});
@@ -135,13 +127,9 @@ TEST(Grouping, CategoricalAndStats) {
 }
 
 TEST(Grouping, AttributeFileErrors) {
-    auto line_of = [](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_query_attributes(temp_file(name, content));
-        } catch (const plumb::ParseError& e) {
-            return e.line();
-        }
-        return 9999;
+    const TempDir dir;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        return expect_parse_error([&] { read_query_attributes(dir.write(name, content)); }).line();
     };
     EXPECT_EQ(line_of("notab.tsv", "q1\t1\nq2 2\n"), 2u);
     EXPECT_EQ(line_of("dupq.tsv", "q1\t1\nq2\t2\nq1\t3\n"), 3u);

@@ -1,49 +1,19 @@
 // `plumb eval` smoke tests: trec_eval's command line and output format, JSON/CSV, errors.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/test_tmp.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
+using plumb::test::TempDir;
 
 namespace {
 
-fs::path dir() {
-    auto d = plumb::test::process_dir("plumb_eval_cli_");
-    fs::create_directories(d);
-    return d;
-}
-
-fs::path write(const std::string& name, const std::string& content) {
-    auto p = dir() / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-struct Result {
-    int status = -1;
-    std::string out;
-};
-
 /// Runs `plumb eval <args>`; stdout (and stderr when `merge_stderr`) captured.
-Result plumb_eval(const std::string& args, bool merge_stderr = false) {
-    std::string cmd = std::string("'") + PLUMB_CLI_PATH + "' eval " + args +
-                      (merge_stderr ? " 2>&1" : " 2>/dev/null");
-    Result r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+plumb::test::CliResult plumb_eval(const std::string& args, bool merge_stderr = false) {
+    return plumb::test::run_plumb("eval " + args, merge_stderr);
 }
 
 // q1: relevant d1 d3 (R = 2); run ranks d1(R) d2 d3(R) -> AP = (1 + 2/3) / 2 = 0.8333,
@@ -59,8 +29,9 @@ const char* kRun =
 }  // namespace
 
 TEST(EvalCli, TrecEvalCommandLineAndFormat) {
-    auto q = write("a.qrels", kQrels);
-    auto r = write("a.run", kRun);
+    const TempDir dir;
+    auto q = dir.write("a.qrels", kQrels);
+    auto r = dir.write("a.run", kRun);
     auto res = plumb_eval("-q -m map -m P.5,10 " + q.string() + " " + r.string());
     ASSERT_EQ(res.status, 0);
     EXPECT_EQ(res.out,
@@ -87,8 +58,9 @@ TEST(EvalCli, TrecEvalCommandLineAndFormat) {
 }
 
 TEST(EvalCli, DefaultMeasuresAreTrecEvalOfficial) {
-    auto q = write("b.qrels", kQrels);
-    auto r = write("b.run", kRun);
+    const TempDir dir;
+    auto q = dir.write("b.qrels", kQrels);
+    auto r = dir.write("b.run", kRun);
     auto res = plumb_eval(q.string() + " " + r.string());
     ASSERT_EQ(res.status, 0);
     EXPECT_EQ(res.out.rfind("runid                 \tall\trunA\n", 0), 0u) << res.out;
@@ -99,9 +71,10 @@ TEST(EvalCli, DefaultMeasuresAreTrecEvalOfficial) {
 }
 
 TEST(EvalCli, JsonOutputFileNoSummaryAndMaxDocs) {
-    auto q = write("c.qrels", kQrels);
-    auto r = write("c.run", kRun);
-    auto out = dir() / "res.json";
+    const TempDir dir;
+    auto q = dir.write("c.qrels", kQrels);
+    auto r = dir.write("c.run", kRun);
+    auto out = dir / "res.json";
     // -M 1: q1 keeps d1 -> AP (1/1)/2 = 0.5; q2 keeps y -> 0. -n: no "all".
     auto res = plumb_eval("--format json --output " + out.string() + " -qn -M1 -m map " +
                           q.string() + " " + r.string());
@@ -116,12 +89,13 @@ TEST(EvalCli, JsonOutputFileNoSummaryAndMaxDocs) {
 }
 
 TEST(EvalCli, ErrorsNameFileAndLine) {
-    auto q = write("d.qrels", kQrels);
-    auto bad = write("bad.run", "q1 Q0 d1 1 3.0 runA\nq1 Q0 d2 2 abc runA\n");
+    const TempDir dir;
+    auto q = dir.write("d.qrels", kQrels);
+    auto bad = dir.write("bad.run", "q1 Q0 d1 1 3.0 runA\nq1 Q0 d2 2 abc runA\n");
     auto res = plumb_eval("-m map " + q.string() + " " + bad.string(), true);
     EXPECT_EQ(res.status, 1);
     EXPECT_NE(res.out.find("bad.run:2"), std::string::npos) << res.out;
-    auto other = write("other.run", "zz Q0 d1 1 3.0 runA\n");
+    auto other = dir.write("other.run", "zz Q0 d1 1 3.0 runA\n");
     auto res3 = plumb_eval(q.string() + " " + other.string(), true);
     EXPECT_EQ(res3.status, 1);
     EXPECT_NE(res3.out.find("no queries with both"), std::string::npos) << res3.out;
@@ -139,13 +113,14 @@ TEST(EvalCli, ErrorsNameFileAndLine) {
 TEST(EvalCli, GenderBiasMeasuresBesideTrecEvalOnes) {
     // Passage bias file (tc): bias = female - male; ranking-level bias is male - female:
     // d1 -> -2, d2 -> +1, d3 -> 0, d4 (no entry) -> 0.
-    auto bias = write("bias.tc.tsv",
-                      "# plumb-gender-bias v1 variant=tc\n"
-                      "d1\t2\t2\t0\nd2\t-1\t0\t1\nd3\t0\t1\t1\n");
-    auto qrels = write("bias.qrels", "q1 0 d1 1\nq2 0 d2 1\n");
-    auto run = write("bias.run",
-                     "q1 Q0 d1 1 4 r\nq1 Q0 d2 2 3 r\nq1 Q0 d3 3 2 r\nq1 Q0 d4 4 1 r\n"
-                     "q2 Q0 d2 1 1 r\n");
+    const TempDir dir;
+    auto bias = dir.write("bias.tc.tsv",
+                          "# plumb-gender-bias v1 variant=tc\n"
+                          "d1\t2\t2\t0\nd2\t-1\t0\t1\nd3\t0\t1\t1\n");
+    auto qrels = dir.write("bias.qrels", "q1 0 d1 1\nq2 0 d2 1\n");
+    auto run = dir.write("bias.run",
+                         "q1 Q0 d1 1 4 r\nq1 Q0 d2 2 3 r\nq1 Q0 d3 3 2 r\nq1 Q0 d4 4 1 r\n"
+                         "q2 Q0 d2 1 1 r\n");
     auto r = plumb_eval(
         "-q -m rab_tc_cut.2,10 -m arab_tc_cut.2,10 -m abs_rab_tc_cut.2 "
         "--bias-file '" +

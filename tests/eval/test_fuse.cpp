@@ -16,13 +16,9 @@
 //      max d3 1, d5 .6, d1 .2; sum (Σ(s−2) = 12) d3 2/3, d5 1/3, d1 0
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,7 +27,8 @@
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
 #include "tests/support/cli.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/run_file.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::eval;
@@ -39,27 +36,11 @@ using plumb::Candidate;
 using plumb::RankedList;
 // `Run` alone names testing::Test::Run inside a TEST body.
 using EvalRun = plumb::eval::Run;
+using plumb::test::read_run_lines;
+using plumb::test::read_text;
+using plumb::test::TempDir;
 
 namespace {
-
-fs::path temp_dir() {
-    auto dir = plumb::test::process_dir("plumb_test_fuse_");
-    fs::create_directories(dir);
-    return dir;
-}
-
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto p = temp_dir() / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // The rank column is deliberately wrong and the lines unsorted: only scores rank.
 const char* kRunA =
@@ -80,8 +61,10 @@ const char* kRunD =
     "q1 Q0 d2 1 5 d\n"
     "q1 Q0 d5 2 5 d\n";
 
+/// Writes `text` to a scratch file `name` and reads it back (the run keeps the name for errors).
 EvalRun run_of(const std::string& name, const char* text) {
-    return read_run(temp_file(name, text));
+    const TempDir dir;
+    return read_run(dir.write(name, text));
 }
 
 std::vector<EvalRun> runs(std::initializer_list<std::pair<const char*, const char*>> specs) {
@@ -322,29 +305,15 @@ plumb::test::CliResult cli(const std::string& args) {
     return plumb::test::run_plumb("fuse " + args);
 }
 
-struct Line {
-    std::string qid, q0, docid;
-    int rank = 0;
-    double score = 0;
-    std::string tag;
-};
-
-std::vector<Line> read_lines(const fs::path& p) {
-    std::vector<Line> out;
-    std::istringstream in(read_text(p));
-    Line l;
-    while (in >> l.qid >> l.q0 >> l.docid >> l.rank >> l.score >> l.tag) out.push_back(l);
-    return out;
+std::string ab_args(const TempDir& dir) {
+    return "--run " + dir.write("a.run", kRunA).string() + " --run " +
+           dir.write("b.run", kRunB).string();
 }
 
-std::string ab_args() {
-    return "--run " + temp_file("a.run", kRunA).string() + " --run " +
-           temp_file("b.run", kRunB).string();
-}
-
-std::vector<fs::path> leftovers() {
+/// Temporaries (`*.tmp.*`) left in `dir`.
+std::vector<fs::path> leftovers(const TempDir& dir) {
     std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(temp_dir())) {
+    for (const auto& e : fs::directory_iterator(dir.path)) {
         if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e);
     }
     return out;
@@ -353,10 +322,11 @@ std::vector<fs::path> leftovers() {
 }  // namespace
 
 TEST(FuseCli, RrfWritesARankedTaggedRun) {
-    const auto out = temp_dir() / "rrf.run";
-    auto r = cli(ab_args() + " --output " + out.string() + " --tag fused");
+    const TempDir dir;
+    const auto out = dir / "rrf.run";
+    auto r = cli(ab_args(dir) + " --output " + out.string() + " --tag fused");
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     const std::vector<std::pair<std::string, std::string>> want{
         {"q1", "d3"}, {"q1", "d1"}, {"q1", "d5"}, {"q1", "d2"}, {"q1", "d4"}, {"q2", "x"}};
     ASSERT_EQ(lines.size(), want.size()) << read_text(out);
@@ -369,14 +339,15 @@ TEST(FuseCli, RrfWritesARankedTaggedRun) {
     }
     EXPECT_NEAR(lines[0].score, 1.0 / 62 + 1.0 / 61, 1e-8);
     EXPECT_NEAR(lines[5].score, 1.0 / 61, 1e-8);
-    EXPECT_TRUE(leftovers().empty());
+    EXPECT_TRUE(leftovers(dir).empty());
 }
 
 TEST(FuseCli, CombMnzDefaultsToMinMaxAndCutsToK) {
-    const auto out = temp_dir() / "mnz.run";
-    auto r = cli(ab_args() + " --method combmnz --k 3 --output " + out.string());
+    const TempDir dir;
+    const auto out = dir / "mnz.run";
+    auto r = cli(ab_args(dir) + " --method combmnz --k 3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     ASSERT_EQ(lines.size(), 4u) << read_text(out);  // q1 cut to 3, q2's one document
     EXPECT_EQ(lines[0].docid, "d3");
     EXPECT_NEAR(lines[0].score, 3, 1e-6);
@@ -388,19 +359,20 @@ TEST(FuseCli, CombMnzDefaultsToMinMaxAndCutsToK) {
     EXPECT_NEAR(lines[3].score, 0, 1e-9);
     EXPECT_EQ(lines[0].tag, "plumb-fuse-combmnz");
     // --norm none: d3 24, d1 12, d5 6.
-    r = cli(ab_args() + " --method combmnz --norm none --k 3 --output " + out.string());
+    r = cli(ab_args(dir) + " --method combmnz --norm none --k 3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto raw = read_lines(out);
+    const auto raw = read_run_lines(out);
     ASSERT_GE(raw.size(), 3u);
     EXPECT_NEAR(raw[0].score, 24, 1e-6);
     EXPECT_EQ(raw[2].docid, "d5");
 }
 
 TEST(FuseCli, WeightedSum) {
-    const auto out = temp_dir() / "wsum.run";
-    auto r = cli(ab_args() + " --method wsum --weights 0.7,0.3 --output " + out.string());
+    const TempDir dir;
+    const auto out = dir / "wsum.run";
+    auto r = cli(ab_args(dir) + " --method wsum --weights 0.7,0.3 --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     ASSERT_EQ(lines.size(), 6u);
     EXPECT_EQ(lines[0].docid, "d1");
     EXPECT_NEAR(lines[0].score, 0.7, 1e-6);
@@ -410,12 +382,13 @@ TEST(FuseCli, WeightedSum) {
 
 TEST(FuseCli, ThreeRuns) {
     // CombSUM, none, over A, B, D: d1 4+2, d3 2+10, d2 2+5, d5 6+5, d4 0.
-    const auto out = temp_dir() / "three.run";
-    auto r = cli(ab_args() + " --run " + temp_file("d.run", kRunD).string() +
+    const TempDir dir;
+    const auto out = dir / "three.run";
+    auto r = cli(ab_args(dir) + " --run " + dir.write("d.run", kRunD).string() +
                  " --method combsum --norm none --quiet --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(r.out, "");  // --quiet
-    const auto lines = read_lines(out);
+    const auto lines = read_run_lines(out);
     const std::vector<std::pair<std::string, double>> want{{"d3", 12}, {"d5", 11}, {"d2", 7},
                                                            {"d1", 6},  {"d4", 0},  {"x", 1}};
     ASSERT_EQ(lines.size(), want.size()) << read_text(out);
@@ -426,54 +399,55 @@ TEST(FuseCli, ThreeRuns) {
 }
 
 TEST(FuseCli, UsageErrors) {
-    const auto out = temp_dir() / "usage.run";
-    auto r = cli(ab_args() + " --method wsum --weights 0.5,0.3,0.2 --output " + out.string());
+    const TempDir dir;
+    const auto out = dir / "usage.run";
+    auto r = cli(ab_args(dir) + " --method wsum --weights 0.5,0.3,0.2 --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--weights has 3 values for 2 runs"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --method wsum --output " + out.string());
+    r = cli(ab_args(dir) + " --method wsum --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("needs --weights"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --method combsum --weights 1,1 --output " + out.string());
+    r = cli(ab_args(dir) + " --method combsum --weights 1,1 --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--weights applies to"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --weights 1,x --output " + out.string());
+    r = cli(ab_args(dir) + " --weights 1,x --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("'x' is not a finite number"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --method borda --output " + out.string());
+    r = cli(ab_args(dir) + " --method borda --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("unknown fusion method 'borda'"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --norm z-score --output " + out.string());  // rrf fuses ranks
+    r = cli(ab_args(dir) + " --norm z-score --output " + out.string());  // rrf fuses ranks
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--norm does not apply"), std::string::npos) << r.out;
-    r = cli(ab_args() + " --method combsum --rrf-k 10 --output " + out.string());
+    r = cli(ab_args(dir) + " --method combsum --rrf-k 10 --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--rrf-k applies"), std::string::npos) << r.out;
-    r = cli("--run " + temp_file("a.run", kRunA).string() + " --output " + out.string());
+    r = cli("--run " + dir.write("a.run", kRunA).string() + " --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("at least two --run"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(FuseCli, BadRunNamesFileAndLineAndLeavesOutputUntouched) {
-    const auto out = temp_dir() / "kept.run";
-    std::ofstream(out, std::ios::binary) << "old content\n";
-    const auto bad = temp_file("bad.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 high t\n");
-    auto r = cli("--run " + temp_file("a.run", kRunA).string() + " --run " + bad.string() +
+    const TempDir dir;
+    const auto out = dir.write("kept.run", "old content\n");
+    const auto bad = dir.write("bad.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 high t\n");
+    auto r = cli("--run " + dir.write("a.run", kRunA).string() + " --run " + bad.string() +
                  " --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find(bad.string() + ":2:"), std::string::npos) << r.out;
     EXPECT_EQ(read_text(out), "old content\n");
     // A missing run file is an error naming it.
-    r = cli("--run " + temp_file("a.run", kRunA).string() + " --run " +
-            (temp_dir() / "missing.run").string() + " --output " + out.string());
+    r = cli("--run " + dir.write("a.run", kRunA).string() + " --run " +
+            (dir / "missing.run").string() + " --output " + out.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("missing.run"), std::string::npos) << r.out;
     EXPECT_EQ(read_text(out), "old content\n");
-    EXPECT_TRUE(leftovers().empty());
+    EXPECT_TRUE(leftovers(dir).empty());
     // A successful run replaces the file whole.
-    r = cli(ab_args() + " --output " + out.string());
+    r = cli(ab_args(dir) + " --output " + out.string());
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_EQ(read_lines(out).size(), 6u);
+    EXPECT_EQ(read_run_lines(out).size(), 6u);
     EXPECT_EQ(read_text(out).find("old content"), std::string::npos);
-    EXPECT_TRUE(leftovers().empty());
+    EXPECT_TRUE(leftovers(dir).empty());
 }

@@ -1,29 +1,21 @@
 // Gender word lists, per-passage magnitudes (FORMULAS.md) and the bias file format.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <map>
 
 #include "eval/gender.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/map_source.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using plumb::test::MapSource;
+using plumb::test::TempDir;
 using namespace plumb::eval;
 
 namespace {
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_test_gender_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
 GenderWordList small_list() {
     GenderWordList w;
     w.add("she", Gender::Female);
@@ -33,25 +25,11 @@ GenderWordList small_list() {
     w.add("his", Gender::Male);
     return w;
 }
-
-/// In-memory passages for compute_bias_table.
-class MapSource : public plumb::DocumentSource {
-public:
-    explicit MapSource(std::map<std::string, std::string> m) : m_docs(std::move(m)) {}
-    std::optional<std::string> text(std::string_view id) const override {
-        auto it = m_docs.find(std::string(id));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::map<std::string, std::string> m_docs;
-};
 }  // namespace
 
 TEST(GenderWordList, LoadsAndRejectsBadLines) {
-    auto p = temp_file("words.txt", "# comment\nShe,f\n\nhe , M\nher,f\nshe,f\n");
+    const TempDir dir;
+    auto p = dir.write("words.txt", "# comment\nShe,f\n\nhe , M\nher,f\nshe,f\n");
     auto w = GenderWordList::load(p);
     EXPECT_EQ(w.size(), 3u);  // "she" repeated with the same label is accepted once
     EXPECT_EQ(w.female_count(), 2u);
@@ -60,9 +38,9 @@ TEST(GenderWordList, LoadsAndRejectsBadLines) {
     EXPECT_EQ(w.lookup("he"), Gender::Male);
     EXPECT_FALSE(w.lookup("She").has_value());  // lookup expects lower-cased tokens
 
-    auto expect_parse_error = [](const std::string& name, const std::string& content,
-                                 std::uint64_t line) {
-        auto path = temp_file(name, content);
+    auto expect_parse_error = [&](const std::string& name, const std::string& content,
+                                  std::uint64_t line) {
+        auto path = dir.write(name, content);
         try {
             GenderWordList::load(path);
             FAIL() << "expected ParseError for " << name;
@@ -140,8 +118,7 @@ TEST(GenderCounts, QueryLabels) {
 }
 
 TEST(BiasFile, RoundTripAndBadInput) {
-    auto dir = plumb::test::process_dir("plumb_test_gender_");
-    fs::create_directories(dir);
+    const TempDir dir;
     auto p = dir / "bias.tf.tsv";
     std::vector<std::pair<std::string, BiasTriple>> rows{
         {"d1", {std::log(2.0), std::log(4.0), std::log(2.0)}}, {"d2", {0.0, 0.0, 0.0}}};
@@ -153,9 +130,10 @@ TEST(BiasFile, RoundTripAndBadInput) {
     EXPECT_THROW(read_bias_file(p, BiasVariant::Tc), plumb::ParseError);  // variant mismatch
     EXPECT_EQ(read_bias_file(p).size(), 2u);
 
-    auto expect_line = [](const std::string& name, const std::string& content, std::uint64_t line) {
+    auto expect_line = [&](const std::string& name, const std::string& content,
+                           std::uint64_t line) {
         try {
-            read_bias_file(temp_file(name, content));
+            read_bias_file(dir.write(name, content));
             FAIL() << name;
         } catch (const plumb::ParseError& e) {
             EXPECT_EQ(e.line(), line) << e.what();

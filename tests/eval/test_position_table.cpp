@@ -4,54 +4,20 @@
 // `plumb bias-table` on tiny files written here. Expected values are computed by hand below.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "eval/position_table.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
 using namespace plumb::eval;
+using plumb::test::run_plumb;
+using plumb::test::TempDir;
 
 namespace {
-
-fs::path temp_dir() {
-    auto dir = plumb::test::process_dir("plumb_test_postable_");
-    fs::create_directories(dir);
-    return dir;
-}
-
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto p = temp_dir() / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-struct CmdResult {
-    int status = -1;
-    std::string out;
-};
-
-CmdResult run_cli(const std::string& args) {
-    const std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " 2>&1";
-    CmdResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
 
 /// A result with one per-query column "ndcg_cut_10", queries q0..q{n-1}.
 EvalResult result_of(const std::vector<double>& values, const std::string& column = "ndcg_cut_10") {
@@ -310,21 +276,23 @@ TEST(BiasTable, AbsoluteRabSeesBalancedSigns) {
 }
 
 TEST(BiasTable, ReadMatsJson) {
-    EXPECT_DOUBLE_EQ(*read_mats_json(temp_file("m.json", R"({"passages": 3, "mats": 0.125})")),
+    const TempDir dir;
+    EXPECT_DOUBLE_EQ(*read_mats_json(dir.write("m.json", R"({"passages": 3, "mats": 0.125})")),
                      0.125);
-    EXPECT_FALSE(read_mats_json(temp_file("n.json", R"({"mats": null})")));
-    EXPECT_THROW(read_mats_json(temp_file("x.json", "not json")), plumb::ParseError);
-    EXPECT_THROW(read_mats_json(temp_file("y.json", R"({"ats": 1})")), plumb::ParseError);
-    EXPECT_THROW(read_mats_json(temp_dir() / "missing.json"), plumb::IoError);
+    EXPECT_FALSE(read_mats_json(dir.write("n.json", R"({"mats": null})")));
+    EXPECT_THROW(read_mats_json(dir.write("x.json", "not json")), plumb::ParseError);
+    EXPECT_THROW(read_mats_json(dir.write("y.json", R"({"ats": 1})")), plumb::ParseError);
+    EXPECT_THROW(read_mats_json(dir / "missing.json"), plumb::IoError);
 }
 
 TEST(PositionTableCli, TinyRunsAndQrels) {
     // 3 queries, one relevant passage each (d<q>). Original test: the relevant passage is at
     // rank 1 for the "orig-trained" model and at rank 1 on the debiased test too; the other
     // model drops it to rank 2 on the debiased test. nDCG@10 of rank 2 = 1/log2(3) = 0.6309.
+    const TempDir dir;
     std::string qrels;
     for (int q = 1; q <= 3; ++q) qrels += std::to_string(q) + " 0 d" + std::to_string(q) + " 1\n";
-    const auto qp = temp_file("qrels.txt", qrels);
+    const auto qp = dir.write("qrels.txt", qrels);
     auto run_with = [&](const std::string& name, bool first) {
         std::string s;
         for (int q = 1; q <= 3; ++q) {
@@ -332,13 +300,13 @@ TEST(PositionTableCli, TinyRunsAndQrels) {
             s += std::to_string(q) + " Q0 " + (first ? rel : other) + " 1 2.0 t\n";
             s += std::to_string(q) + " Q0 " + (first ? other : rel) + " 2 1.0 t\n";
         }
-        return temp_file(name, s).string();
+        return dir.write(name, s).string();
     };
     const auto top = run_with("top.run", true), second = run_with("second.run", false);
     const std::string args = "position-table --qrels " + qp.string() + " --run TK,Original,orig," +
                              top + " --run TK,Original,deb," + second + " --run TK,Debiased,orig," +
                              top + " --run TK,Debiased,deb," + top;
-    auto r = run_cli(args);
+    auto r = run_plumb(args);
     ASSERT_EQ(r.status, 0) << r.out;
     // Original, Δ = (Deb - Orig) / Deb: nDCG (1/log2(3) - 1) / (1/log2(3)) = 1 - log2(3)
     // = -58.5 %; MRR (0.5 - 1) / 0.5 = -100.0 %; Recall@10: 0.0 %.
@@ -346,42 +314,43 @@ TEST(PositionTableCli, TinyRunsAndQrels) {
     EXPECT_NE(r.out.find("-100.0%"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("**+0.0%**"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0.631"), std::string::npos) << r.out;
-    r = run_cli(args + " --format json");
+    r = run_plumb(args + " --format json");
     ASSERT_EQ(r.status, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_NEAR(j["rows"][0]["cells"]["mrr_cut_10"]["delta"].get<double>(), -1.0, 1e-12);
     EXPECT_TRUE(j["rows"][1]["cells"]["ndcg_cut_10"]["bold"].get<bool>());
     // Bad input: a missing deb run, a bad test-set name, a malformed spec, a bad run file.
-    r = run_cli("position-table --qrels " + qp.string() + " --run TK,Original,orig," + top);
+    r = run_plumb("position-table --qrels " + qp.string() + " --run TK,Original,orig," + top);
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("needs both"), std::string::npos) << r.out;
-    r = run_cli("position-table --qrels " + qp.string() + " --run TK,Original,test," + top);
+    r = run_plumb("position-table --qrels " + qp.string() + " --run TK,Original,test," + top);
     EXPECT_EQ(r.status, 1);
-    r = run_cli("position-table --qrels " + qp.string() + " --run TK," + top);
+    r = run_plumb("position-table --qrels " + qp.string() + " --run TK," + top);
     EXPECT_EQ(r.status, 1);
-    const auto bad = temp_file("bad.run", "1 Q0 d1 1 notanumber t\n");
-    r = run_cli("position-table --qrels " + qp.string() + " --run M,T,orig," + bad.string() +
-                " --run M,T,deb," + top);
+    const auto bad = dir.write("bad.run", "1 Q0 d1 1 notanumber t\n");
+    r = run_plumb("position-table --qrels " + qp.string() + " --run M,T,orig," + bad.string() +
+                  " --run M,T,deb," + top);
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("bad.run:1"), std::string::npos) << r.out;
 }
 
 TEST(BiasTableCli, TinyRuns) {
+    const TempDir dir;
     const auto bias =
-        temp_file("bias.tsv", "# plumb-gender-bias v1 variant=tc\nd1\t-2\t0\t2\nd2\t1\t1\t0\n");
-    const auto run = temp_file("b.run", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n");
-    const auto mats = temp_file("mats.json", R"({"mats": 0.5})");
-    auto r = run_cli("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
-                     " --cutoff 2 --mats R," + mats.string());
+        dir.write("bias.tsv", "# plumb-gender-bias v1 variant=tc\nd1\t-2\t0\t2\nd2\t1\t1\t0\n");
+    const auto run = dir.write("b.run", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n");
+    const auto mats = dir.write("mats.json", R"({"mats": 0.5})");
+    auto r = run_plumb("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
+                       " --cutoff 2 --mats R," + mats.string());
     ASSERT_EQ(r.status, 0) << r.out;
     // RaB@2 = male mean - female mean = 1 - 0.5 = 0.5; ARaB@2 = (2 + 0.5)/2 = 1.25.
     EXPECT_NE(r.out.find("0.5000"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("1.2500"), std::string::npos) << r.out;
-    r = run_cli("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
-                " --mats S," + mats.string());
+    r = run_plumb("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
+                  " --mats S," + mats.string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("no --run named"), std::string::npos) << r.out;
-    r = run_cli("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
-                " --labels " + bias.string());
+    r = run_plumb("bias-table --bias-file " + bias.string() + " --run R," + run.string() +
+                  " --labels " + bias.string());
     EXPECT_EQ(r.status, 1);  // --labels without --qrels
 }

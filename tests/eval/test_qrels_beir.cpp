@@ -2,23 +2,14 @@
 // optional) as well as TREC's four columns; the first judgement line fixes the layout.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "eval/qrels.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
 using plumb::eval::Qrels;
+using plumb::test::TempDir;
 
 namespace {
-fs::path write(const std::string& name, const std::string& content) {
-    fs::path dir = plumb::test::process_dir("plumb_test_qrels_beir_");
-    fs::create_directories(dir);
-    std::ofstream(dir / name, std::ios::binary) << content;
-    return dir / name;
-}
-
 long grade(const Qrels& q, const std::string& qid, const std::string& docid) {
     const auto* qq = q.find(qid);
     if (!qq) return -999;
@@ -29,9 +20,10 @@ long grade(const Qrels& q, const std::string& qid, const std::string& docid) {
 
 TEST(QrelsBeir, HeaderAndThreeColumns) {
     // BEIR's qrels/test.tsv: TAB-separated with a header line.
-    auto p = write("test.tsv",
-                   "query-id\tcorpus-id\tscore\n1\t31715818\t1\n3\t14717500\t1\n"
-                   "3\t23389795\t2\n42\tdoc-x\t0\n");
+    const TempDir dir;
+    auto p = dir.write("test.tsv",
+                       "query-id\tcorpus-id\tscore\n1\t31715818\t1\n3\t14717500\t1\n"
+                       "3\t23389795\t2\n42\tdoc-x\t0\n");
     Qrels q = Qrels::load(p);
     EXPECT_EQ(q.num_queries(), 3u);
     EXPECT_EQ(q.num_judgements(), 4u);
@@ -42,9 +34,9 @@ TEST(QrelsBeir, HeaderAndThreeColumns) {
     EXPECT_EQ(q.find("3")->num_rel(1), 2);
 
     // Without the header, with a BOM and CRLF line ends, space-separated: the same.
-    auto r = write("noheader.tsv",
-                   "\xEF\xBB\xBF"
-                   "1 31715818 1\r\n3\t14717500\t1\r\n");
+    auto r = dir.write("noheader.tsv",
+                       "\xEF\xBB\xBF"
+                       "1 31715818 1\r\n3\t14717500\t1\r\n");
     Qrels q2 = Qrels::load(r);
     EXPECT_EQ(q2.num_judgements(), 2u);
     EXPECT_EQ(grade(q2, "3", "14717500"), 1);
@@ -58,7 +50,8 @@ TEST(QrelsBeir, HeaderAndThreeColumns) {
 }
 
 TEST(QrelsBeir, MixedLayoutsAreErrorsNamingTheLine) {
-    auto p = write("mixed.tsv", "query-id\tcorpus-id\tscore\n1\td1\t1\n1 0 d2 1\n");
+    const TempDir dir;
+    auto p = dir.write("mixed.tsv", "query-id\tcorpus-id\tscore\n1\td1\t1\n1 0 d2 1\n");
     try {
         Qrels::load(p);
         FAIL() << "expected ParseError";
@@ -68,7 +61,7 @@ TEST(QrelsBeir, MixedLayoutsAreErrorsNamingTheLine) {
                   "malformed qrels line: expected 3 fields 'query-id corpus-id score' (BEIR "
                   "qrels, as on the first line), got 4");
     }
-    auto t = write("trec.txt", "1 0 d1 1\n1 d2 1\n");
+    auto t = dir.write("trec.txt", "1 0 d1 1\n1 d2 1\n");
     try {
         Qrels::load(t);
         FAIL() << "expected ParseError";

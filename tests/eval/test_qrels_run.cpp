@@ -4,45 +4,24 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "eval/evaluator.hpp"
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/parse_error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb;
 using namespace plumb::eval;
-
-namespace {
-
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_eval_qr_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-/// Runs `f`, expects a ParseError, returns it.
-template <class F>
-ParseError expect_parse_error(F f) {
-    try {
-        f();
-    } catch (const ParseError& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no ParseError";
-    return ParseError("", 0, "");
-}
-
-}  // namespace
+using plumb::test::expect_parse_error;
+using plumb::test::TempDir;
 
 TEST(Qrels, LoadsGradesCommentsAndCrlf) {
-    auto p = temp_file("a.qrels",
+    const TempDir dir;
+    auto p = dir.write("a.qrels",
                        "# comment\n"
                        "q1 0 d1 2\r\n"
                        "\n"
@@ -84,28 +63,30 @@ TEST(Qrels, ManyJudgementsLookup) {
 }
 
 TEST(Qrels, BadInputNamesFileAndLine) {
+    const TempDir dir;
     auto e1 =
-        expect_parse_error([] { Qrels::load(temp_file("b1.qrels", "q1 0 d1 1\nq1 0 d2\n")); });
+        expect_parse_error([&] { Qrels::load(dir.write("b1.qrels", "q1 0 d1 1\nq1 0 d2\n")); });
     EXPECT_EQ(e1.line(), 2u);
     EXPECT_NE(std::string(e1.what()).find("b1.qrels:2"), std::string::npos) << e1.what();
 
-    auto e2 = expect_parse_error([] { Qrels::load(temp_file("b2.qrels", "q1 0 d1 1.5\n")); });
+    auto e2 = expect_parse_error([&] { Qrels::load(dir.write("b2.qrels", "q1 0 d1 1.5\n")); });
     EXPECT_EQ(e2.line(), 1u);
     EXPECT_NE(e2.message().find("not an integer"), std::string::npos);
 
     auto e3 = expect_parse_error(
-        [] { Qrels::load(temp_file("b3.qrels", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n")); });
+        [&] { Qrels::load(dir.write("b3.qrels", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n")); });
     EXPECT_EQ(e3.line(), 3u);
     EXPECT_NE(e3.message().find("duplicate"), std::string::npos);
 
-    auto e4 = expect_parse_error([] { Qrels::load(temp_file("b4.qrels", "q1 0 d1 1 extra\n")); });
+    auto e4 = expect_parse_error([&] { Qrels::load(dir.write("b4.qrels", "q1 0 d1 1 extra\n")); });
     EXPECT_EQ(e4.line(), 1u);
 
     EXPECT_THROW(Qrels::load("/nonexistent/x.qrels"), IoError);
 }
 
 TEST(RunReader, StreamsBlocksByQuery) {
-    auto p = temp_file("a.run",
+    const TempDir dir;
+    auto p = dir.write("a.run",
                        "# header\n"
                        "q1 Q0 d1 1 2.5 tagA\n"
                        "q1 Q0 d2 2 1e-3 tagA extra fields ignored\n"
@@ -134,8 +115,9 @@ TEST(RunReader, StreamsBlocksByQuery) {
 }
 
 TEST(RunReader, BadInputNamesFileAndLine) {
-    auto e1 = expect_parse_error([] {
-        RunReader r(temp_file("b1.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n"));
+    const TempDir dir;
+    auto e1 = expect_parse_error([&] {
+        RunReader r(dir.write("b1.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n"));
         RunQuery q;
         while (r.next(q)) {
         }
@@ -143,8 +125,8 @@ TEST(RunReader, BadInputNamesFileAndLine) {
     EXPECT_EQ(e1.line(), 2u);
     EXPECT_NE(std::string(e1.what()).find("b1.run:2"), std::string::npos) << e1.what();
 
-    auto e2 = expect_parse_error([] {
-        RunReader r(temp_file("b2.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n"));
+    auto e2 = expect_parse_error([&] {
+        RunReader r(dir.write("b2.run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n"));
         RunQuery q;
         while (r.next(q)) {
         }
@@ -152,8 +134,8 @@ TEST(RunReader, BadInputNamesFileAndLine) {
     EXPECT_EQ(e2.line(), 2u);
     EXPECT_NE(e2.message().find("not a number"), std::string::npos);
 
-    auto e3 = expect_parse_error([] {
-        RunReader r(temp_file("b3.run", "q1 Q0 d1 1 nan t\n"));
+    auto e3 = expect_parse_error([&] {
+        RunReader r(dir.write("b3.run", "q1 Q0 d1 1 nan t\n"));
         RunQuery q;
         r.next(q);
     });
@@ -161,9 +143,10 @@ TEST(RunReader, BadInputNamesFileAndLine) {
 }
 
 TEST(Evaluator, DuplicateRunLineIsAParseError) {
+    const TempDir dir;
     auto qrels = std::make_shared<const Qrels>(Qrels::parse("q1 0 d1 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"map"}));
-    auto run = temp_file("dup.run",
+    auto run = dir.write("dup.run",
                          "q1 Q0 d1 1 3 t\n"
                          "q1 Q0 d2 2 2 t\n"
                          "q1 Q0 d1 3 1 t\n");
@@ -172,7 +155,7 @@ TEST(Evaluator, DuplicateRunLineIsAParseError) {
     EXPECT_NE(e.message().find("duplicate document 'd1'"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("line 1"), std::string::npos) << e.what();
     // also when the duplicate is split across blocks of an unsorted run
-    auto run2 = temp_file("dup2.run",
+    auto run2 = dir.write("dup2.run",
                           "q1 Q0 d1 1 3 t\n"
                           "q2 Q0 d2 1 2 t\n"
                           "q1 Q0 d1 2 1 t\n");
@@ -184,21 +167,22 @@ TEST(Evaluator, DuplicateRunLineIsAParseError) {
     top1.max_docs_per_query = 1;
     Evaluator ev1(qrels, MeasureSet::parse({"map"}), top1);
     auto r =
-        ev1.evaluate_run(temp_file("dup3.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d2 3 1 t\n"));
+        ev1.evaluate_run(dir.write("dup3.run", "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d2 3 1 t\n"));
     EXPECT_EQ(r.summary_value("map"), 1.0);
     auto r2 =
-        ev.evaluate_run(temp_file("dup4.run", "q1 Q0 d1 1 3 t\nzz Q0 x 1 2 t\nzz Q0 x 2 1 t\n"));
+        ev.evaluate_run(dir.write("dup4.run", "q1 Q0 d1 1 3 t\nzz Q0 x 1 2 t\nzz Q0 x 2 1 t\n"));
     EXPECT_EQ(r2.summary_value("map"), 1.0);
 }
 
 TEST(Evaluator, UnsortedRunGivesTheSameValues) {
+    const TempDir dir;
     auto qrels = std::make_shared<const Qrels>(
         Qrels::parse("q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\nq2 0 y 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"num_ret", "map", "ndcg_cut.3", "P.2"}));
-    auto sorted = temp_file("sorted.run",
+    auto sorted = dir.write("sorted.run",
                             "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n"
                             "q2 Q0 z 1 9 t\nq2 Q0 y 2 8 t\n");
-    auto unsorted = temp_file("unsorted.run",
+    auto unsorted = dir.write("unsorted.run",
                               "q2 Q0 y 2 8 t\nq1 Q0 c 3 1 t\nq1 Q0 a 1 3 t\n"
                               "q2 Q0 z 1 9 t\nq1 Q0 b 2 2 t\n");
     auto a = ev.evaluate_run(sorted);
@@ -225,6 +209,7 @@ TEST(Evaluator, InterleavedRunSpilledToDiskEqualsGroupedRun) {
     // 40 queries x 30 documents; lines written grouped, then fully interleaved (each query
     // comes back 30 times). With a 1 KB memory budget the interleaved run goes through
     // partitions spilled to temporary files; with -c every qrels query counts once.
+    const TempDir dir;
     std::string qrels_text, grouped, interleaved;
     for (int q = 0; q < 40; ++q) {
         for (int d = 0; d < 30; d += 3) {
@@ -250,8 +235,8 @@ TEST(Evaluator, InterleavedRunSpilledToDiskEqualsGroupedRun) {
     opt.complete = true;
     opt.spill_budget_bytes = 1024;
     Evaluator ev(qrels, MeasureSet::parse({"all_trec"}), opt);
-    auto a = ev.evaluate_run(temp_file("grouped.run", grouped));
-    auto b = ev.evaluate_run(temp_file("interleaved.run", interleaved));
+    auto a = ev.evaluate_run(dir.write("grouped.run", grouped));
+    auto b = ev.evaluate_run(dir.write("interleaved.run", interleaved));
     ASSERT_EQ(a.queries.size(), 41u);
     ASSERT_EQ(b.queries.size(), 41u);
     EXPECT_EQ(a.summary_value("num_q"), 41);
@@ -272,47 +257,51 @@ TEST(Evaluator, InterleavedRunSpilledToDiskEqualsGroupedRun) {
     // Without -c the qrels-only query is skipped (trec_eval 9.0.x) and reported.
     EvalOptions plain;
     Evaluator ev2(qrels, MeasureSet::parse({"map"}), plain);
-    auto c = ev2.evaluate_run(temp_file("interleaved2.run", interleaved));
+    auto c = ev2.evaluate_run(dir.write("interleaved2.run", interleaved));
     EXPECT_EQ(c.queries.size(), 40u);
     EXPECT_EQ(c.qrels_queries_without_results, std::vector<std::string>{"only_in_qrels"});
 }
 
 TEST(Evaluator, MsMarcoThreeColumnRun) {
+    const TempDir dir;
     auto qrels = std::make_shared<const Qrels>(Qrels::parse("1 0 p7 1\n1 0 p3 0\n2 0 p9 2\n"));
     Evaluator ev(qrels, MeasureSet::parse({"recip_rank", "num_ret"}));
     // rank order, not file order: p7 is at rank 2 for query 1; p9 at rank 1 for query 2
-    auto r = ev.evaluate_run(temp_file("ms.tsv", "1\tp7\t2\n1\tp3\t1\n2\tp9\t1\r\n"));
+    auto r = ev.evaluate_run(dir.write("ms.tsv", "1\tp7\t2\n1\tp3\t1\n2\tp9\t1\r\n"));
     ASSERT_EQ(r.queries.size(), 2u);
     // columns in trec_eval's order: num_ret, recip_rank
     EXPECT_EQ(r.queries[0].values, (std::vector<double>{2, 0.5}));
     EXPECT_EQ(r.queries[1].values, (std::vector<double>{1, 1.0}));
     EXPECT_EQ(r.run_id, "");
     auto e = expect_parse_error(
-        [&] { read_run(temp_file("mixed.tsv", "1\tp7\t1\n1 Q0 p3 2 0.5 tag\n")); });
+        [&] { read_run(dir.write("mixed.tsv", "1\tp7\t1\n1 Q0 p3 2 0.5 tag\n")); });
     EXPECT_EQ(e.line(), 2u);
     EXPECT_NE(std::string(e.what()).find("MS MARCO"), std::string::npos) << e.what();
-    auto e2 = expect_parse_error([&] { read_run(temp_file("rank0.tsv", "1\tp7\t0\n")); });
+    auto e2 = expect_parse_error([&] { read_run(dir.write("rank0.tsv", "1\tp7\t0\n")); });
     EXPECT_NE(std::string(e2.what()).find("positive integer"), std::string::npos) << e2.what();
 }
 
 TEST(Evaluator, RankColumnIgnoredScoresDecide) {
+    const TempDir dir;
     auto qrels = std::make_shared<const Qrels>(Qrels::parse("q1 0 r 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
     // rank column says r is first, but its score is the lowest; ties at 5 are broken by docid
     // descending (n2 before n1), so r is third.
-    auto run = temp_file("rank.run", "q1 Q0 r 1 1 t\nq1 Q0 n1 2 5 t\nq1 Q0 n2 3 5 t\n");
+    auto run = dir.write("rank.run", "q1 Q0 r 1 1 t\nq1 Q0 n1 2 5 t\nq1 Q0 n2 3 5 t\n");
     EXPECT_NEAR(ev.evaluate_run(run).summary_value("recip_rank"), 1.0 / 3, 1e-12);
 }
 
 TEST(Evaluator, TiesBreakByDocidDescendingBytewise) {
     // Equal scores: "b" > "a" > "B" byte-wise, so the order is b, a, B.
+    const TempDir dir;
     auto qrels = std::make_shared<const Qrels>(Qrels::parse("q 0 a 1\n"));
     Evaluator ev(qrels, MeasureSet::parse({"recip_rank"}));
-    auto run = temp_file("ties.run", "q Q0 a 1 1 t\nq Q0 B 2 1 t\nq Q0 b 3 1 t\n");
+    auto run = dir.write("ties.run", "q Q0 a 1 1 t\nq Q0 B 2 1 t\nq Q0 b 3 1 t\n");
     EXPECT_DOUBLE_EQ(ev.evaluate_run(run).summary_value("recip_rank"), 0.5);
 }
 
 TEST(Evaluator, ConcurrentUseGivesIdenticalResults) {
+    const TempDir dir;
     Qrels q;
     std::string run;
     for (int i = 0; i < 200; ++i) {
@@ -323,7 +312,7 @@ TEST(Evaluator, ConcurrentUseGivesIdenticalResults) {
                    " t\n";
         }
     }
-    auto path = temp_file("conc.run", run);
+    auto path = dir.write("conc.run", run);
     Evaluator ev(std::make_shared<const Qrels>(std::move(q)),
                  MeasureSet::parse({"map", "ndcg_cut.10", "P.5", "bpref"}));
     EvalResult a, b;
@@ -339,9 +328,10 @@ TEST(Evaluator, ConcurrentUseGivesIdenticalResults) {
 }
 
 TEST(Evaluator, CancelAndProgress) {
+    const TempDir dir;
     std::string run;
     for (int i = 0; i < 300; ++i) run += "q" + std::to_string(i) + " Q0 d 1 1 t\n";
-    auto path = temp_file("cancel.run", run);
+    auto path = dir.write("cancel.run", run);
     auto q = std::make_shared<const Qrels>(Qrels::parse("q1 0 d 1\n"));
     Evaluator ev(q, MeasureSet::parse({"map"}));
     std::uint64_t last_done = 0, last_total = 0;
@@ -355,5 +345,5 @@ TEST(Evaluator, CancelAndProgress) {
     CancelToken cancel;
     cancel.request();
     EXPECT_THROW(ev.evaluate_run(path, {}, &cancel), Error);
-    EXPECT_THROW(ev.evaluate_run(temp_file("none", "") / "missing.run"), IoError);
+    EXPECT_THROW(ev.evaluate_run(dir.write("none", "") / "missing.run"), IoError);
 }

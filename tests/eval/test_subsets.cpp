@@ -1,27 +1,17 @@
 // Survivorship subsets (paper 002, Appendix A) and qid lists, hand-computed.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 
 #include "eval/subsets.hpp"
 #include "plugin/error.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/parse_error.hpp"
+#include "tests/support/temp_dir.hpp"
 
-namespace fs = std::filesystem;
+using plumb::test::expect_parse_error;
+using plumb::test::TempDir;
 using namespace plumb::eval;
 
 namespace {
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_test_subsets_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
 // q1 selected at rank 2; q2 at ranks 1 and 3; q3 unanswered; q4 at rank 3 (lines unordered).
 const char* kShown =
     "# qid rank docid is_selected\n"
@@ -33,7 +23,8 @@ const char* kShown =
 }  // namespace
 
 TEST(Subsets, ReadShownRanksAndSubsets) {
-    auto s = read_shown_ranks(temp_file("shown.tsv", kShown));
+    const TempDir dir;
+    auto s = read_shown_ranks(dir.write("shown.tsv", kShown));
     ASSERT_EQ(s.queries.size(), 4u);
     EXPECT_EQ(s.max_rank, 3u);
     EXPECT_EQ(s.queries[1].qid, "q2");
@@ -47,7 +38,8 @@ TEST(Subsets, ReadShownRanksAndSubsets) {
 }
 
 TEST(Subsets, SurvivorshipTableByHand) {
-    auto s = read_shown_ranks(temp_file("shown2.tsv", kShown));
+    const TempDir dir;
+    auto s = read_shown_ranks(dir.write("shown2.tsv", kShown));
     // RR@10 per query. Run A: q1 0.5, q2 1, q3 absent (0), q4 0.25.
     // Run B: q1 1, q2 0.5, q3 0.2, q4 absent (0).
     std::vector<std::unordered_map<std::string, double>> runs{
@@ -75,7 +67,8 @@ TEST(Subsets, SurvivorshipTableByHand) {
 }
 
 TEST(Subsets, UnansweredByType) {
-    auto s = read_shown_ranks(temp_file("shown3.tsv", kShown));
+    const TempDir dir;
+    auto s = read_shown_ranks(dir.write("shown3.tsv", kShown));
     std::unordered_map<std::string, std::string> types{
         {"q1", "NUMERIC"}, {"q2", "DESCRIPTION"}, {"q3", "NUMERIC"}};
     auto rows = unanswered_by_type(s, types);
@@ -96,14 +89,11 @@ TEST(Subsets, UnansweredByType) {
 }
 
 TEST(Subsets, BadInputNamesLine) {
-    auto line_of = [](const std::string& name, const std::string& content) -> std::uint64_t {
-        try {
-            read_shown_ranks(temp_file(name, content));
-        } catch (const plumb::ParseError& e) {
-            EXPECT_NE(std::string(e.what()).find(name), std::string::npos);
-            return e.line();
-        }
-        return 9999;
+    const TempDir dir;
+    auto line_of = [&](const std::string& name, const std::string& content) {
+        const auto e = expect_parse_error([&] { read_shown_ranks(dir.write(name, content)); });
+        EXPECT_NE(std::string(e.what()).find(name), std::string::npos);
+        return e.line();
     };
     EXPECT_EQ(line_of("fields.tsv", "q1\t1\tp\t0\nq1\t2\tp2\n"), 2u);
     EXPECT_EQ(line_of("rank0.tsv", "q1\t0\tp\t0\n"), 1u);
@@ -113,31 +103,32 @@ TEST(Subsets, BadInputNamesLine) {
     EXPECT_EQ(line_of("dupdoc.tsv", "q1\t1\tp\t0\nq1\t2\tp\t1\n"), 2u);
     EXPECT_THROW(read_shown_ranks("/nonexistent/shown.tsv"), plumb::IoError);
 
-    auto ids = read_qid_list(temp_file("qids.txt", "q2\n# c\n\nq1 extra\nq2\n"));
+    auto ids = read_qid_list(dir.write("qids.txt", "q2\n# c\n\nq1 extra\nq2\n"));
     EXPECT_EQ(ids, (std::vector<std::string>{"q2", "q1"}));
 }
 
 TEST(Subsets, QuerySubsetFilesWithAndWithoutLabels) {
+    const TempDir dir;
     using V = std::vector<std::string>;
     // Bare qids (a header and a comment skipped, a repeat kept once, CRLF line ends).
-    EXPECT_EQ(read_query_subset(temp_file("bare.txt", "qid\r\nq3\r\n# note\r\nq1\r\nq3\r\n")),
+    EXPECT_EQ(read_query_subset(dir.write("bare.txt", "qid\r\nq3\r\n# note\r\nq1\r\nq3\r\n")),
               (V{"q3", "q1"}));
     // TAB form: the label is the last field; without a label every qid is kept.
-    const auto tsv = temp_file("labels.tsv",
+    const auto tsv = dir.write("labels.tsv",
                                "query_id\ttext\tlabel\nq1\tshe runs\tf\n"
                                "q2\the runs\tm\nq3\tit runs\tn\nq4\ther dog\tf\n");
     EXPECT_EQ(read_query_subset(tsv, "f"), (V{"q1", "q4"}));
     EXPECT_EQ(read_query_subset(tsv, "m"), (V{"q2"}));
     EXPECT_EQ(read_query_subset(tsv), (V{"q1", "q2", "q3", "q4"}));
     // Comma form (qid,text,...,label), fields trimmed.
-    EXPECT_EQ(read_query_subset(temp_file("labels.csv", "q7, a, b , m\nq8,c,f\n"), "m"), (V{"q7"}));
+    EXPECT_EQ(read_query_subset(dir.write("labels.csv", "q7, a, b , m\nq8,c,f\n"), "m"), (V{"q7"}));
     // With a label, a line without a label field is an error naming the file and line.
     try {
-        read_query_subset(temp_file("nolabel.tsv", "q1\tx\tf\nq2\n"), "f");
+        read_query_subset(dir.write("nolabel.tsv", "q1\tx\tf\nq2\n"), "f");
         ADD_FAILURE() << "no error";
     } catch (const plumb::ParseError& e) {
         EXPECT_EQ(e.line(), 2u);
         EXPECT_NE(std::string(e.what()).find("nolabel.tsv"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(read_query_subset(temp_file("empty_qid.csv", ",x,f\n"), "f"), plumb::ParseError);
+    EXPECT_THROW(read_query_subset(dir.write("empty_qid.csv", ",x,f\n"), "f"), plumb::ParseError);
 }

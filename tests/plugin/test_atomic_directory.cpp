@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,18 +13,11 @@
 
 namespace fs = std::filesystem;
 using plumb::AtomicDirectory;
+using plumb::test::read_text;
 using plumb::test::TempDir;
+using plumb::test::write_file;
 
 namespace {
-
-void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-std::string read(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 /// Names in `dir`, sorted.
 std::vector<std::string> names(const fs::path& dir) {
@@ -47,13 +38,13 @@ TEST(AtomicDirectory, CommitCreatesTheTargetAndLeavesNoTemporary) {
         EXPECT_EQ(d.target(), fs::absolute(target).lexically_normal());
         EXPECT_FALSE(fs::exists(target));  // nothing visible before commit
         fs::create_directories(d.path() / "inner");
-        write(d.path() / "a.txt", "new a");
-        write(d.path() / "inner" / "b.txt", "new b");
+        write_file(d.path() / "a.txt", "new a");
+        write_file(d.path() / "inner" / "b.txt", "new b");
         d.commit();
         EXPECT_THROW(d.commit(), plumb::InvalidArgument);
     }
-    EXPECT_EQ(read(target / "a.txt"), "new a");
-    EXPECT_EQ(read(target / "inner" / "b.txt"), "new b");
+    EXPECT_EQ(read_text(target / "a.txt"), "new a");
+    EXPECT_EQ(read_text(target / "inner" / "b.txt"), "new b");
     EXPECT_EQ(names(t / "sub"), std::vector<std::string>{"model"});
 }
 
@@ -61,18 +52,18 @@ TEST(AtomicDirectory, CommitReplacesAnExistingTargetWhole) {
     TempDir t("atomic_dir");
     const fs::path target = t / "index";
     fs::create_directories(target);
-    write(target / "old_only.txt", "old");
-    write(target / "a.txt", "old a");
+    write_file(target / "old_only.txt", "old");
+    write_file(target / "a.txt", "old a");
     {
         AtomicDirectory d(t.path.string() + "/index/");  // a trailing slash names the same target
         EXPECT_EQ(d.target(), fs::absolute(target).lexically_normal());
-        write(d.path() / "a.txt", "new a");
+        write_file(d.path() / "a.txt", "new a");
         // Until commit the previous directory is what readers see.
-        EXPECT_EQ(read(target / "a.txt"), "old a");
+        EXPECT_EQ(read_text(target / "a.txt"), "old a");
         d.commit();
     }
     EXPECT_EQ(names(target), std::vector<std::string>{"a.txt"});  // no file of the old one
-    EXPECT_EQ(read(target / "a.txt"), "new a");
+    EXPECT_EQ(read_text(target / "a.txt"), "new a");
     EXPECT_EQ(names(t.path), std::vector<std::string>{"index"});  // old copy removed too
 }
 
@@ -80,13 +71,13 @@ TEST(AtomicDirectory, WithoutCommitTheTargetIsUntouchedAndTheTemporaryRemoved) {
     TempDir t("atomic_dir");
     const fs::path target = t / "ckpt";
     fs::create_directories(target);
-    write(target / "a.txt", "old a");
+    write_file(target / "a.txt", "old a");
     {
         AtomicDirectory d(target);
-        write(d.path() / "a.txt", "half-written");
+        write_file(d.path() / "a.txt", "half-written");
         // e.g. an exception while writing: the object goes away uncommitted
     }
-    EXPECT_EQ(read(target / "a.txt"), "old a");
+    EXPECT_EQ(read_text(target / "a.txt"), "old a");
     EXPECT_EQ(names(t.path), std::vector<std::string>{"ckpt"});
 }
 
@@ -96,7 +87,7 @@ TEST(AtomicDirectory, StaleTemporariesOfDeadProcessesAreSweptLiveOnesKept) {
     // pid 2^22 + 1 is above Linux's largest pid_max, so no live process has it.
     const fs::path dead = t.path.string() + "/out.tmp-4194305-0";
     fs::create_directories(dead);
-    write(dead / "x", "left by a killed run");
+    write_file(dead / "x", "left by a killed run");
     const fs::path live = t.path.string() + "/out.tmp-" + std::to_string(::getpid()) + "-999999";
     fs::create_directories(live);
     {
@@ -110,6 +101,6 @@ TEST(AtomicDirectory, StaleTemporariesOfDeadProcessesAreSweptLiveOnesKept) {
 
 TEST(AtomicDirectory, AnUnwritableParentIsAnIoError) {
     TempDir t("atomic_dir");
-    write(t / "file", "x");
+    t.write("file", "x");
     EXPECT_THROW(AtomicDirectory(t / "file" / "target"), plumb::IoError);
 }

@@ -6,13 +6,10 @@
 // the model / stage API directly on the same candidates, by brute-force dot products, or by hand.
 #include <gtest/gtest.h>
 #include <torch/script.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -29,25 +26,19 @@
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/torchscript_stage.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/tiny_index.hpp"
 
 namespace fs = std::filesystem;
 namespace pi = plumb::index;
 namespace pr = plumb::rerank;
+using plumb::test::read_text;
+using plumb::test::write_file;
 
 namespace {
 
 const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
-
-void write_file(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
-}
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // Every word is in the tiny BERT vocabulary (tests/rerank/reference/tiny_bert_base/vocab.txt),
 // so that WordPiece gives one known id per word. For the query "the cat sat" (no stemming, no
@@ -64,39 +55,17 @@ std::string text_of(const std::string& id) {
     return {};
 }
 
-struct Fixture {
-    fs::path dir;
-    std::shared_ptr<const pi::PassageIndex> index;
-    std::shared_ptr<const pi::Bm25Searcher> searcher;
-};
-
-Fixture& fixture() {
-    static Fixture* f = [] {
-        auto* x = new Fixture;
-        x->dir = plumb::test::process_dir("plumb_test_builtins_");
-        fs::create_directories(x->dir);
+/// The index of kDocs, built on first use and shared by the tests of this process; the index
+/// objects are never destroyed, the folder is removed at exit.
+const plumb::test::TinyIndex& fixture() {
+    static const plumb::test::TempDir dir("plumb_test_builtins");
+    static const auto* f = [] {
         std::string corpus;
         for (const auto& [id, text] : kDocs) corpus += id + "\t" + text + "\n";
-        write_file(x->dir / "c.tsv", corpus);
-        pi::IndexBuildOptions o;
-        o.analysis.stem = false;
-        o.analysis.stop = false;
-        pi::build_index(x->dir / "c.tsv", x->dir / "idx", o);
-        x->index = pi::PassageIndex::open(x->dir / "idx");
-        x->searcher = std::make_shared<const pi::Bm25Searcher>(x->index);
-        return x;
+        return new plumb::test::TinyIndex(plumb::test::build_tiny_index(dir.path, corpus));
     }();
     return *f;
 }
-
-struct Cleanup : ::testing::Environment {
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(
-            plumb::test::process_dir("plumb_test_builtins_"), ec);
-    }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
 
 plumb::Pipeline from_config(const std::string& text, const std::string& name) {
     plumb::Registry r;
@@ -249,7 +218,7 @@ def forward(self, input_ids, attention_mask, token_type_ids):
     // Σ (id + 1) over [CLS] query [SEP] passage [SEP], ids = line numbers (from 0) of vocab.txt.
     std::map<std::string, int> vocab;
     {
-        std::istringstream in(read_file(dir / "vocab.txt"));
+        std::istringstream in(read_text(dir / "vocab.txt"));
         std::string w;
         int i = 0;
         while (std::getline(in, w)) vocab[w] = i++;
@@ -283,12 +252,11 @@ struct Dense {
 const Dense& dense() {
     static Dense* d = [] {
         auto& f = fixture();
-        std::string cmd = std::string(PLUMB_CLI_PATH) + " encode --quiet --index " +
-                          (f.dir / "idx").string() + " --model " +
-                          (kRef / "tiny_bert_base").string() + " --output " +
-                          (f.dir / "vec").string() + " --factory Flat > " +
-                          (f.dir / "encode.log").string() + " 2>&1";
-        EXPECT_EQ(std::system(cmd.c_str()), 0) << read_file(f.dir / "encode.log");
+        const auto r =
+            plumb::test::run_plumb("encode --quiet --index " + (f.dir / "idx").string() +
+                                   " --model " + (kRef / "tiny_bert_base").string() + " --output " +
+                                   (f.dir / "vec").string() + " --factory Flat");
+        EXPECT_EQ(r.status, 0) << r.out;
         auto enc = pr::BiEncoder::from_folder(kRef / "tiny_bert_base");
         std::string_view qt = kQuery.text;
         auto qv = enc->encode_queries(std::span<const std::string_view>(&qt, 1));

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,6 +24,7 @@
 #include "plugin/registry.hpp"
 #include "plugin/text_io.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/parse_error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -34,12 +34,6 @@ using plumb::test::TempDir;
 
 namespace {
 
-fs::path write(const fs::path& p, const std::string& bytes) {
-    std::ofstream f(p, std::ios::binary);
-    f << bytes;
-    return p;
-}
-
 bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
 }
@@ -47,13 +41,7 @@ bool contains(const std::string& s, const std::string& part) {
 /// Runs `f` expecting a ParseError; returns its what().
 template <typename F>
 std::string parse_error_of(F&& f) {
-    try {
-        f();
-    } catch (const ParseError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no ParseError";
-    return {};
+    return plumb::test::expect_parse_error(f).what();
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -156,7 +144,7 @@ TEST(HostileConfig, SecondDocumentDuplicateKeysAndOverflowAreErrors) {
 
 TEST(HostileLines, LongLinesAreAnErrorNamingTheLine) {
     TempDir dir("hostile");
-    const auto p = write(dir / "long.tsv", "a\tb\n" + std::string(200000, 'x') + "\nc\td\n");
+    const auto p = dir.write("long.tsv", "a\tb\n" + std::string(200000, 'x') + "\nc\td\n");
     plumb::LineReader r(p);
     r.set_max_line_bytes(65536);
     std::string_view line;
@@ -165,7 +153,7 @@ TEST(HostileLines, LongLinesAreAnErrorNamingTheLine) {
     EXPECT_TRUE(contains(m, "long.tsv:2:")) << m;
     EXPECT_TRUE(contains(m, "longer than 65536 bytes")) << m;
     // Exactly at the limit is fine (with CRLF too).
-    const auto q = write(dir / "edge.tsv", std::string(100, 'y') + "\r\n" + std::string(100, 'z'));
+    const auto q = dir.write("edge.tsv", std::string(100, 'y') + "\r\n" + std::string(100, 'z'));
     plumb::LineReader e(q);
     e.set_max_line_bytes(100);
     ASSERT_TRUE(e.next(line));
@@ -176,7 +164,7 @@ TEST(HostileLines, LongLinesAreAnErrorNamingTheLine) {
 
 TEST(HostileLines, NulBytesAreAnErrorNotACut) {
     TempDir dir("hostile");
-    const auto p = write(dir / "nul.tsv", std::string("d1\tfirst\nd2\thello\0world\n", 24));
+    const auto p = dir.write("nul.tsv", std::string("d1\tfirst\nd2\thello\0world\n", 24));
     plumb::LineReader r(p);
     std::string_view line;
     ASSERT_TRUE(r.next(line));
@@ -203,13 +191,13 @@ TEST(HostileLines, ByteSizesParse) {
 
 TEST(HostileLines, CliRefusesZeroStreamsAndHonoursMaxLineBytes) {
     TempDir dir("hostile");
-    const auto run = write(dir / "r.txt", "q1 Q0 d1 1 2.0 r\n");
+    const auto run = dir.write("r.txt", "q1 Q0 d1 1 2.0 r\n");
     // /dev/zero as qrels: an error about line 1, not 4 GB then bad_alloc.
     auto r = run_plumb("eval /dev/zero " + quoted(run));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "/dev/zero:1: line longer than")) << r.out;
     // A 2 KB line under a 1 KB limit given on the command line.
-    const auto qrels = write(dir / "q.txt", "q1 0 d1 1\nq1 0 " + std::string(2048, 'd') + " 1\n");
+    const auto qrels = dir.write("q.txt", "q1 0 d1 1\nq1 0 " + std::string(2048, 'd') + " 1\n");
     r = run_plumb("--max-line-bytes 1K eval " + quoted(qrels) + " " + quoted(run));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "q.txt:2: line longer than 1024 bytes")) << r.out;
@@ -227,8 +215,8 @@ TEST(HostileLines, CrOnlyRunsAreReadInFull) {
                std::to_string(100 - i) + " r\r";
         if (i % 5 == 0) qrels += "q1 0 d" + std::to_string(i) + " 1\r";
     }
-    auto r = run_plumb("eval -m num_ret -m num_rel_ret " + quoted(write(dir / "q", qrels)) + " " +
-                       quoted(write(dir / "r", run)));
+    auto r = run_plumb("eval -m num_ret -m num_rel_ret " + quoted(dir.write("q", qrels)) + " " +
+                       quoted(dir.write("r", run)));
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_TRUE(contains(r.out, "num_ret               \tall\t50")) << r.out;
     EXPECT_TRUE(contains(r.out, "num_rel_ret           \tall\t10")) << r.out;
@@ -239,12 +227,12 @@ TEST(HostileLines, CrOnlyRunsAreReadInFull) {
 TEST(HostileCorpus, NulInAPassageEmptyCorpusAndOverflowAreCliErrors) {
     TempDir dir("hostile");
     auto r = run_plumb("index --quiet -c " +
-                       quoted(write(dir / "nul.tsv", std::string("d1\tok\nd2\tcut\0here\n", 19))) +
+                       quoted(dir.write("nul.tsv", std::string("d1\tok\nd2\tcut\0here\n", 19))) +
                        " -i " + quoted(dir / "i1"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "nul.tsv:2: NUL byte")) << r.out;
     EXPECT_FALSE(fs::exists(dir / "i1"));
-    r = run_plumb("index --quiet -c " + quoted(write(dir / "empty.tsv", "")) + " -i " +
+    r = run_plumb("index --quiet -c " + quoted(dir.write("empty.tsv", "")) + " -i " +
                   quoted(dir / "i2"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "empty.tsv: the corpus holds no documents")) << r.out;
@@ -253,16 +241,16 @@ TEST(HostileCorpus, NulInAPassageEmptyCorpusAndOverflowAreCliErrors) {
                   quoted(dir / "i2"));
     EXPECT_EQ(r.status, 0) << r.out;
     r = run_plumb("index --quiet -c " +
-                  quoted(write(dir / "c.jsonl",
-                               "{\"_id\": \"a\", \"text\": \"x\"}\n"
-                               "{\"_id\": \"b\", \"text\": \"y\", \"n\": 1e400}\n")) +
+                  quoted(dir.write("c.jsonl",
+                                   "{\"_id\": \"a\", \"text\": \"x\"}\n"
+                                   "{\"_id\": \"b\", \"text\": \"y\", \"n\": 1e400}\n")) +
                   " -i " + quoted(dir / "i3"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "c.jsonl:2: invalid JSON: number overflow")) << r.out;
     EXPECT_FALSE(contains(r.out, "internal error")) << r.out;
     // An escaped NUL inside a JSON string is refused the same way.
     r = run_plumb("index --quiet -c " +
-                  quoted(write(dir / "n.jsonl", "{\"_id\": \"a\", \"text\": \"x\\u0000y\"}\n")) +
+                  quoted(dir.write("n.jsonl", "{\"_id\": \"a\", \"text\": \"x\\u0000y\"}\n")) +
                   " -i " + quoted(dir / "i4"));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(contains(r.out, "n.jsonl:1:")) << r.out;
@@ -271,8 +259,8 @@ TEST(HostileCorpus, NulInAPassageEmptyCorpusAndOverflowAreCliErrors) {
 TEST(HostileCorpus, NullQueryTextIsAnError) {
     TempDir dir("hostile");
     const auto p =
-        write(dir / "queries.jsonl",
-              "{\"_id\": \"1\", \"text\": \"fine\"}\n{\"_id\": \"2\", \"text\": null}\n");
+        dir.write("queries.jsonl",
+                  "{\"_id\": \"1\", \"text\": \"fine\"}\n{\"_id\": \"2\", \"text\": null}\n");
     auto m = parse_error_of([&] { plumb::index::read_topics(p); });
     EXPECT_TRUE(contains(m, "queries.jsonl:2:")) << m;
     EXPECT_TRUE(contains(m, "null")) << m;
@@ -338,15 +326,15 @@ TEST(HostileOptions, ThreadCountsAreBounded) {
         auto r = run_plumb(std::string("index --quiet -c x -i y --threads ") + bad);
         EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
     }
-    const auto c = write(dir / "c.tsv", "d1\thello world\n");
+    const auto c = dir.write("c.tsv", "d1\thello world\n");
     auto r = run_plumb("index --quiet --threads auto -c " + quoted(c) + " -i " + quoted(dir / "i"));
     EXPECT_EQ(r.status, 0) << r.out;
 }
 
 TEST(CliConventions, OneMeaningPerOptionName) {
     TempDir dir("conventions");
-    const auto c = write(dir / "c.tsv", "d1\thello world\nd2\thello there\n");
-    const auto topics = write(dir / "t.tsv", "q1\thello\n");
+    const auto c = dir.write("c.tsv", "d1\thello world\nd2\thello there\n");
+    const auto topics = dir.write("t.tsv", "q1\thello\n");
     // --input-format names the input format, --quiet turns the progress bar off.
     auto r = run_plumb("index --quiet --input-format tsv -c " + quoted(c) + " -i " +
                        quoted(dir / "i"));
@@ -376,7 +364,7 @@ TEST(CliConventions, OneMeaningPerOptionName) {
     r = run_plumb("search --quiet -i " + quoted(dir / "i") + " --topics " + quoted(topics) +
                   " --output " + quoted(dir / "r.run"));
     ASSERT_EQ(r.status, 0) << r.out;
-    const auto qrels = write(dir / "q.txt", "q1 0 d1 1\n");
+    const auto qrels = dir.write("q.txt", "q1 0 d1 1\n");
     r = run_plumb("eval -q -m P.1 " + quoted(qrels) + " " + quoted(dir / "r.run"), false);
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("P_1                   \tq1\t"), std::string::npos) << r.out;
@@ -398,9 +386,9 @@ TEST(HostileTemporaries, FoldersOfDeadProcessesAreRemovedLiveOnesKept) {
     const auto live = dir / ("idx.tmp-" + std::to_string(getppid()) + "-0");
     const auto other = dir / ("idxx.tmp-" + std::to_string(dead) + "-0");
     for (const auto& p : {stale, live, other}) fs::create_directories(p / "lucene");
-    write(stale / "lucene" / "big", std::string(1000, 'x'));
-    write(stale_file, "x");
-    plumb::index::build_index(write(dir / "c.tsv", "d1\thello\n"), dir / "idx");
+    plumb::test::write_file(stale / "lucene" / "big", std::string(1000, 'x'));
+    plumb::test::write_file(stale_file, "x");
+    plumb::index::build_index(dir.write("c.tsv", "d1\thello\n"), dir / "idx");
     EXPECT_FALSE(fs::exists(stale));
     EXPECT_FALSE(fs::exists(stale_file));
     EXPECT_TRUE(fs::exists(live));
@@ -411,8 +399,8 @@ TEST(HostileTemporaries, FoldersOfDeadProcessesAreRemovedLiveOnesKept) {
 TEST(HostileCorpus, NulInAnHtmlDocumentIsAnErrorNamingTheFile) {
     TempDir dir("hostile");
     fs::create_directories(dir / "html");
-    write(dir / "html" / "a.html", "<html><body>fine text</body></html>");
-    write(dir / "html" / "b.html", std::string("<html><body>cut\0here</body></html>", 34));
+    dir.write("html/a.html", "<html><body>fine text</body></html>");
+    dir.write("html/b.html", std::string("<html><body>cut\0here</body></html>", 34));
     auto r = run_plumb("index --quiet --input-format html -c " + quoted(dir / "html") + " -i " +
                        quoted(dir / "i"));
     EXPECT_EQ(r.status, 1) << r.out;

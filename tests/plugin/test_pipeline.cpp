@@ -1,14 +1,11 @@
 // The embeddable pipeline: builder, JSON configuration, registry errors, concurrency, the C-ABI
 // plugin library, per-stage statistics, the `plumb pipeline` CLI.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -23,22 +20,17 @@
 #include "plugin/pipeline_config.hpp"
 #include "plugin/registry.hpp"
 #include "rerank/tk_stage.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/run_file.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/tiny_index.hpp"
 
 namespace fs = std::filesystem;
 namespace pi = plumb::index;
+using plumb::test::run_plumb;
+using plumb::test::write_file;
 
 namespace {
-
-void write_file(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
-}
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // No stemming/stop words. N = 5, lengths 3, 2, 4, 3, 1 (avgdl 2.6). For "apple cherry"
 // (df apple 2, df cherry 3; k1 0.9, b 0.4) BM25 by hand:
@@ -51,37 +43,14 @@ const char* kCorpus =
     "d4\tapple cherry date\n"
     "d5\tdate\n";
 
-struct Fixture {
-    fs::path dir;
-    std::shared_ptr<const pi::PassageIndex> index;
-    std::shared_ptr<const pi::Bm25Searcher> searcher;
-};
-
-Fixture& fixture() {
-    static Fixture* f = [] {
-        auto* x = new Fixture;
-        x->dir = plumb::test::process_dir("plumb_test_pipeline_");
-        fs::create_directories(x->dir);
-        write_file(x->dir / "c.tsv", kCorpus);
-        pi::IndexBuildOptions o;
-        o.analysis.stem = false;
-        o.analysis.stop = false;
-        pi::build_index(x->dir / "c.tsv", x->dir / "idx", o);
-        x->index = pi::PassageIndex::open(x->dir / "idx");
-        x->searcher = std::make_shared<const pi::Bm25Searcher>(x->index);
-        return x;
-    }();
+/// The index of kCorpus, built on first use and shared by the tests of this process; the index
+/// objects are never destroyed, the folder is removed at exit.
+const plumb::test::TinyIndex& fixture() {
+    static const plumb::test::TempDir dir("plumb_test_pipeline");
+    static const auto* f =
+        new plumb::test::TinyIndex(plumb::test::build_tiny_index(dir.path, kCorpus));
     return *f;
 }
-
-struct Cleanup : ::testing::Environment {
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(
-            plumb::test::process_dir("plumb_test_pipeline_"), ec);
-    }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
 
 /// Re-rank stage: score = number of bytes of the passage text (needs text).
 class LengthStage : public plumb::RerankStage {
@@ -421,29 +390,22 @@ TEST(PipelineCli, YamlConfig) {
     auto& f = fixture();
     write_file(f.dir / "ytopics.tsv", "q1\tapple cherry\nq2\tdate\n");
     write_file(f.dir / "cli.yaml", "first_stage:\n  type: bm25\n  index: idx\nk: 2\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
-                      (f.dir / "cli.yaml").string() + " --topics " +
-                      (f.dir / "ytopics.tsv").string() + " --output " +
-                      (f.dir / "yrun.txt").string();
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::istringstream run(read_file(f.dir / "yrun.txt"));
-    std::string q, q0, d, tag;
-    int rank;
-    double score;
+    const auto ok =
+        run_plumb("pipeline --quiet --config " + (f.dir / "cli.yaml").string() + " --topics " +
+                  (f.dir / "ytopics.tsv").string() + " --output " + (f.dir / "yrun.txt").string());
+    ASSERT_EQ(ok.status, 0) << ok.out;
     std::vector<std::string> got;
-    while (run >> q >> q0 >> d >> rank >> score >> tag)
-        got.push_back(q + " " + d + " " + std::to_string(rank));
+    for (const auto& l : plumb::test::read_run_lines(f.dir / "yrun.txt"))
+        got.push_back(l.qid + " " + l.docid + " " + std::to_string(l.rank));
     // BM25 by hand (see kCorpus); q2 "date": d5 (length 1) before d4 (length 3).
     EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
     // A YAML syntax error: exit status 1, message naming the file and line.
     write_file(f.dir / "cli_bad.yaml", "k: 2\nfirst_stage: {type: bm25\n");
-    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
-                      (f.dir / "cli_bad.yaml").string() + " --topics " +
-                      (f.dir / "ytopics.tsv").string() + " --output " +
-                      (f.dir / "yrun2.txt").string() + " 2> " + (f.dir / "yerr.txt").string();
-    EXPECT_NE(std::system(bad.c_str()), 0);
-    EXPECT_NE(read_file(f.dir / "yerr.txt").find("cli_bad.yaml:"), std::string::npos)
-        << read_file(f.dir / "yerr.txt");
+    const auto bad =
+        run_plumb("pipeline --quiet --config " + (f.dir / "cli_bad.yaml").string() + " --topics " +
+                  (f.dir / "ytopics.tsv").string() + " --output " + (f.dir / "yrun2.txt").string());
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.out.find("cli_bad.yaml:"), std::string::npos) << bad.out;
     EXPECT_FALSE(fs::exists(f.dir / "yrun2.txt"));
 }
 
@@ -545,13 +507,13 @@ TEST(PipelineCli, ReportFileAndMeans) {
                "first_stage: {type: bm25, index: idx}\n"
                "post_filters:\n  - {type: fair_topk, p: 0.5, alpha: 0.1, k: 2, "
                "bias_file: bias2.tsv}\nk: 10\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --stats --config " +
-                      (f.dir / "rep.yaml").string() + " --topics " +
-                      (f.dir / "rtopics.tsv").string() + " --output " +
-                      (f.dir / "rrun.txt").string() + " --report " +
-                      (f.dir / "report.tsv").string() + " > " + (f.dir / "rout.txt").string();
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::istringstream rep(read_file(f.dir / "report.tsv"));
+    const auto r = run_plumb("pipeline --quiet --stats --config " + (f.dir / "rep.yaml").string() +
+                                 " --topics " + (f.dir / "rtopics.tsv").string() + " --output " +
+                                 (f.dir / "rrun.txt").string() + " --report " +
+                                 (f.dir / "report.tsv").string(),
+                             false);  // standard output only: the --stats table
+    ASSERT_EQ(r.status, 0);
+    std::istringstream rep(plumb::test::read_text(f.dir / "report.tsv"));
     std::string line;
     std::getline(rep, line);
     EXPECT_EQ(line, "qid\tstage\tmeasure\tvalue");
@@ -570,7 +532,7 @@ TEST(PipelineCli, ReportFileAndMeans) {
     // q2 "date": d5 (female) then d4 (male): bias at k 2 = (1 - 1) / 2 = 0, one protected.
     EXPECT_DOUBLE_EQ(q2.at("bias_before"), 0.0);
     EXPECT_DOUBLE_EQ(q2.at("protected_before"), 1.0);
-    const std::string out = read_file(f.dir / "rout.txt");
+    const std::string& out = r.out;
     EXPECT_NE(out.find("p99_ms"), std::string::npos) << out;
     EXPECT_NE(out.find("utility_after"), std::string::npos) << out;
 }
@@ -583,14 +545,13 @@ TEST(PipelineCli, DebiasPostFilterComputesBiasFromAWordList) {
     write_file(f.dir / "g_run.txt", "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n");
     write_file(f.dir / "g_corpus.tsv", "a\tsaid he he\nb\tshe ran\nc\tthe cat\n");
     write_file(f.dir / "g_words.txt", "he,m\nshe,f\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) +
-                      " debias post-filter --quiet --filter balance -k 2 " + "--budget 0 --run " +
-                      (f.dir / "g_run.txt").string() + " --corpus " +
-                      (f.dir / "g_corpus.tsv").string() + " --words " +
-                      (f.dir / "g_words.txt").string() + " -o " + (f.dir / "g_out.txt").string() +
-                      " --report " + (f.dir / "g_rep.tsv").string() + " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::istringstream rep(read_file(f.dir / "g_rep.tsv"));
+    const auto r = run_plumb(
+        "debias post-filter --quiet --filter balance -k 2 --budget 0 --run " +
+        (f.dir / "g_run.txt").string() + " --corpus " + (f.dir / "g_corpus.tsv").string() +
+        " --words " + (f.dir / "g_words.txt").string() + " -o " + (f.dir / "g_out.txt").string() +
+        " --report " + (f.dir / "g_rep.tsv").string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::istringstream rep(plumb::test::read_text(f.dir / "g_rep.tsv"));
     std::string header, row;
     ASSERT_TRUE(std::getline(rep, header));
     ASSERT_TRUE(std::getline(rep, row));
@@ -761,28 +722,25 @@ TEST(PipelineCli, RunsConfigIntoTrecRun) {
     auto& f = fixture();
     write_file(f.dir / "topics.tsv", "q1\tapple cherry\nq2\tdate\n");
     write_file(f.dir / "cli.json", R"({"first_stage": {"type": "bm25", "index": "idx"}, "k": 2})");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --stats --threads 2 --config " +
-                      (f.dir / "cli.json").string() + " --topics " +
-                      (f.dir / "topics.tsv").string() + " --output " +
-                      (f.dir / "run.txt").string() + " --tag t > " + (f.dir / "out.txt").string();
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::istringstream run(read_file(f.dir / "run.txt"));
-    std::string q, q0, d, tag;
-    int rank;
-    double score;
+    const auto ok =
+        run_plumb("pipeline --quiet --stats --threads 2 --config " + (f.dir / "cli.json").string() +
+                      " --topics " + (f.dir / "topics.tsv").string() + " --output " +
+                      (f.dir / "run.txt").string() + " --tag t",
+                  false);  // standard output only: the --stats table
+    ASSERT_EQ(ok.status, 0);
     std::vector<std::string> got;
-    while (run >> q >> q0 >> d >> rank >> score >> tag)
-        got.push_back(q + " " + d + " " + std::to_string(rank));
+    for (const auto& l : plumb::test::read_run_lines(f.dir / "run.txt"))
+        got.push_back(l.qid + " " + l.docid + " " + std::to_string(l.rank));
     // q2 "date": d5 (length 1) before d4 (length 3).
     EXPECT_EQ(got, (std::vector<std::string>{"q1 d4 1", "q1 d1 2", "q2 d5 1", "q2 d4 2"}));
-    EXPECT_NE(read_file(f.dir / "out.txt").find("bm25"), std::string::npos);
+    EXPECT_NE(ok.out.find("bm25"), std::string::npos);
     // A bad configuration fails with a message.
     write_file(f.dir / "bad.json", R"({"first_stage": {"type": "bm25", "index": "idx", "x": 1}})");
-    std::string bad = std::string(PLUMB_CLI_PATH) + " pipeline --quiet --config " +
-                      (f.dir / "bad.json").string() + " --topics " +
-                      (f.dir / "topics.tsv").string() + " --output " +
-                      (f.dir / "run2.txt").string() + " 2>/dev/null";
-    EXPECT_NE(std::system(bad.c_str()), 0);
+    const auto bad = run_plumb("pipeline --quiet --config " + (f.dir / "bad.json").string() +
+                                   " --topics " + (f.dir / "topics.tsv").string() + " --output " +
+                                   (f.dir / "run2.txt").string(),
+                               false);
+    EXPECT_NE(bad.status, 0);
     EXPECT_FALSE(fs::exists(f.dir / "run2.txt"));
 }
 
@@ -790,11 +748,10 @@ TEST(PipelineConfig, TkStageFromConfigMatchesTheStageAppliedByHand) {
     auto& f = fixture();
     write_file(f.dir / "glove.txt",
                "apple 1 0 0 0\nbanana 0 1 0 0\ncherry 0 0 1 0\ndate 0 0 0 1\n");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " tk-init --embeddings " +
-                      (f.dir / "glove.txt").string() + " --output " + (f.dir / "tkm").string() +
-                      " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3 > " +
-                      (f.dir / "tk.log").string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(f.dir / "tk.log");
+    const auto init = run_plumb("tk-init --embeddings " + (f.dir / "glove.txt").string() +
+                                " --output " + (f.dir / "tkm").string() +
+                                " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3");
+    ASSERT_EQ(init.status, 0) << init.out;
     auto p = from_config(R"({"first_stage": {"type": "bm25", "index": "idx"},
         "rerank": [{"type": "tk", "model": "tkm", "depth": 3, "name": "tk1"}], "k": 10})",
                          "tk.json");
@@ -826,24 +783,19 @@ TEST(PipelineCli, SearchWithPipelineOption) {
     write_file(f.dir / "topics2.tsv", "q1\tapple cherry\n");
     write_file(f.dir / "s.json", R"({"first_stage": {"type": "bm25", "index": "idx"},
         "post_filters": [{"type": "dedup", "shingle": 1, "threshold": 0.5}], "k": 10})");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " search --quiet --pipeline " +
-                      (f.dir / "s.json").string() + " --topics " +
-                      (f.dir / "topics2.tsv").string() + " --output " +
-                      (f.dir / "srun.txt").string();
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::istringstream run(read_file(f.dir / "srun.txt"));
-    std::string q, q0, d, tag;
-    int rank;
-    double score;
+    const auto ok =
+        run_plumb("search --quiet --pipeline " + (f.dir / "s.json").string() + " --topics " +
+                  (f.dir / "topics2.tsv").string() + " --output " + (f.dir / "srun.txt").string());
+    ASSERT_EQ(ok.status, 0) << ok.out;
     std::vector<std::string> got;
-    while (run >> q >> q0 >> d >> rank >> score >> tag) got.push_back(d);
+    for (const auto& l : plumb::test::read_run_lines(f.dir / "srun.txt")) got.push_back(l.docid);
     // As in BuiltinNearDuplicatesFilter: d2 removed.
     EXPECT_EQ(got, (std::vector<std::string>{"d4", "d1", "d3"}));
     // Neither --index nor --pipeline: an error.
-    std::string bad = std::string(PLUMB_CLI_PATH) + " search --quiet --topics " +
-                      (f.dir / "topics2.tsv").string() + " --output " +
-                      (f.dir / "srun2.txt").string() + " 2>/dev/null";
-    EXPECT_NE(std::system(bad.c_str()), 0);
+    const auto bad = run_plumb("search --quiet --topics " + (f.dir / "topics2.tsv").string() +
+                                   " --output " + (f.dir / "srun2.txt").string(),
+                               false);
+    EXPECT_NE(bad.status, 0);
 }
 
 TEST(PipelineConfig, HybridInterpolationMinMax) {

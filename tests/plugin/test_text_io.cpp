@@ -2,27 +2,19 @@
 #include <zlib.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using plumb::test::TempDir;
 
 namespace {
 // The first CR of a CRLF file sits on the last byte of LineReader's 1 MiB buffer.
 constexpr std::size_t kFirstLineLength = (1u << 20) - 1;
-
-fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = plumb::test::process_dir("plumb_test_");
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
 }  // namespace
 
 TEST(Utf8, AcceptsValidRejectsInvalid) {
@@ -36,7 +28,8 @@ TEST(Utf8, AcceptsValidRejectsInvalid) {
 }
 
 TEST(LineReader, StripsBomAndCrlfAndCountsLines) {
-    auto p = temp_file("crlf.txt", "\xEF\xBB\xBF" "a\tb\r\n\r\nlast");
+    const TempDir dir;
+    auto p = dir.write("crlf.txt", std::string("\xEF\xBB\xBF") + "a\tb\r\n\r\nlast");
     plumb::LineReader r(p);
     std::string_view line;
     ASSERT_TRUE(r.next(line));
@@ -53,7 +46,8 @@ TEST(LineReader, StripsBomAndCrlfAndCountsLines) {
 TEST(LineReader, CrOnlyLineEnds) {
     // Classic Mac OS files (e.g. public LIWC-format dictionaries): CR alone ends a line; a
     // trailing CR at the end of the file does not make an extra line; empty lines are kept.
-    auto p = temp_file("cr.txt",
+    const TempDir dir;
+    auto p = dir.write("cr.txt",
                        "\xEF\xBB\xBF"
                        "%\r1\tposemo\r\rlast\r");
     plumb::LineReader r(p);
@@ -64,14 +58,14 @@ TEST(LineReader, CrOnlyLineEnds) {
     EXPECT_EQ(r.line_number(), 4u);
     // Across buffer boundaries (1 MiB buffer): long CR-only lines.
     const std::string big(1500000, 'y');
-    p = temp_file("cr_big.txt", "x\r" + big + "\r" + big + "\rz");
+    p = dir.write("cr_big.txt", "x\r" + big + "\r" + big + "\rz");
     plumb::LineReader r2(p);
     lines.clear();
     while (r2.next(line)) lines.emplace_back(line);
     EXPECT_EQ(lines, (std::vector<std::string>{"x", big, big, "z"}));
     // CRLF files keep their semantics even when the first CR ends a buffer.
     const std::string first(kFirstLineLength, 'a');
-    p = temp_file("crlf_edge.txt", first + "\r\nb\r\n");
+    p = dir.write("crlf_edge.txt", first + "\r\nb\r\n");
     plumb::LineReader r3(p);
     lines.clear();
     while (r3.next(line)) lines.emplace_back(line);
@@ -79,7 +73,8 @@ TEST(LineReader, CrOnlyLineEnds) {
 }
 
 TEST(LineReader, RawBytesAfterATextHeader) {
-    auto p = temp_file("bin.txt", std::string("2 3\nab\0\x01\xff\ncd", 12));
+    const TempDir dir;
+    auto p = dir.write("bin.txt", std::string("2 3\nab\0\x01\xff\ncd", 12));
     plumb::LineReader r(p);
     std::string_view line;
     ASSERT_TRUE(r.next(line));
@@ -94,8 +89,9 @@ TEST(LineReader, RawBytesAfterATextHeader) {
 }
 
 TEST(LineReader, LinesLongerThanTheBuffer) {
+    const TempDir dir;
     std::string big(3 << 20, 'x');
-    auto p = temp_file("big.txt", big + "\nshort\n");
+    auto p = dir.write("big.txt", big + "\nshort\n");
     plumb::LineReader r(p);
     std::string_view line;
     ASSERT_TRUE(r.next(line));
@@ -115,7 +111,8 @@ TEST(LineReader, MissingFileIsIoErrorNamingIt) {
 }
 
 TEST(LineReader, FailNamesFileAndLine) {
-    auto p = temp_file("fail.txt", "one\ntwo\n");
+    const TempDir dir;
+    auto p = dir.write("fail.txt", "one\ntwo\n");
     plumb::LineReader r(p);
     std::string_view line;
     r.next(line);
@@ -140,8 +137,7 @@ TEST(Split, TabsAndWhitespace) {
 }
 
 TEST(AtomicFile, CommitReplacesAbandonLeavesNothing) {
-    auto dir = plumb::test::process_dir("plumb_atomic_");
-    fs::create_directories(dir);
+    const TempDir dir;
     auto target = dir / "out.txt";
     {
         plumb::AtomicFile f(target);
@@ -156,7 +152,7 @@ TEST(AtomicFile, CommitReplacesAbandonLeavesNothing) {
     }
     EXPECT_EQ(plumb::read_file(target), "hello\n");
     std::size_t files = 0;
-    for (auto& e : fs::directory_iterator(dir)) {
+    for (auto& e : fs::directory_iterator(dir.path)) {
         (void)e;
         ++files;
     }
@@ -175,9 +171,8 @@ void write_gzip(const fs::path& path, const std::string& bytes) {
 }  // namespace
 
 TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
-    auto dir = plumb::test::process_dir("plumb_gz_");
-    fs::create_directories(dir);
     // Named without .gz on purpose: the magic bytes decide. BOM, CRLF, empty line, no final LF.
+    const TempDir dir;
     auto path = dir / "lines.txt";
     write_gzip(path, "\xEF\xBB\xBFq1\tfirst\r\n\nq3\tthird");
     plumb::LineReader r(path);
@@ -193,12 +188,10 @@ TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
     EXPECT_FALSE(r.next(line));
     // Progress counts compressed bytes against the compressed size.
     EXPECT_EQ(r.bytes_read(), fs::file_size(path));
-    fs::remove_all(dir);
 }
 
 TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
-    auto dir = plumb::test::process_dir("plumb_gzl_");
-    fs::create_directories(dir);
+    const TempDir dir;
     auto path = dir / "long.gz";
     const std::string a(3'000'000, 'a'), b(5, 'b');  // longer than the 1 MiB buffer
     write_gzip(path, a + "\n" + b + "\n");
@@ -209,22 +202,16 @@ TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
     ASSERT_TRUE(r.next(line));
     EXPECT_EQ(line, b);
     EXPECT_FALSE(r.next(line));
-    fs::remove_all(dir);
 }
 
 TEST(LineReader, TruncatedGzipIsAnIoErrorNamingTheFile) {
-    auto dir = plumb::test::process_dir("plumb_gzt_");
-    fs::create_directories(dir);
+    const TempDir dir;
     auto full = dir / "full.gz";
     std::string text;
     for (int i = 0; i < 20000; ++i) text += "line number " + std::to_string(i) + "\n";
     write_gzip(full, text);
     const std::string bytes = plumb::read_file(full);
-    auto cut = dir / "cut.gz";
-    {
-        std::ofstream out(cut, std::ios::binary);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
-    }
+    auto cut = dir.write("cut.gz", std::string_view(bytes).substr(0, bytes.size() / 2));
     plumb::LineReader r(cut);
     std::string_view line;
     try {
@@ -234,5 +221,4 @@ TEST(LineReader, TruncatedGzipIsAnIoErrorNamingTheFile) {
     } catch (const plumb::IoError& e) {
         EXPECT_NE(std::string(e.what()).find("cut.gz"), std::string::npos) << e.what();
     }
-    fs::remove_all(dir);
 }
