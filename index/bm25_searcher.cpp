@@ -1,12 +1,10 @@
 #include "index/bm25_searcher.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 
 // clang-format off
@@ -15,6 +13,7 @@
 // clang-format on
 #include "index/rm3.hpp"
 #include "plugin/error.hpp"
+#include "plugin/parallel.hpp"
 
 namespace plumb::index {
 namespace {
@@ -718,40 +717,18 @@ std::vector<RankedList> Bm25Searcher::search_batch(std::span<const Query> querie
                                                    const ProgressCallback& progress,
                                                    const CancelToken* cancel) const {
     std::vector<RankedList> out(queries.size());
-    std::atomic<std::size_t> next{0};
     std::mutex mu;
     std::size_t done = 0;
-    std::exception_ptr error;
-    std::atomic<bool> stop{false};
-    auto work = [&] {
-        try {
-            while (!stop.load(std::memory_order_relaxed)) {
-                std::size_t i = next.fetch_add(1);
-                if (i >= queries.size()) return;
-                if (cancel && cancel->requested()) throw Error("cancelled");
-                auto hits = search(queries[i].text, k, options);
-                out[i] = to_ranked_list(queries[i].id, hits);
-                if (progress) {
-                    std::lock_guard lock(mu);
-                    progress(++done, queries.size());
-                }
-            }
-        } catch (...) {
+    // threads: 0 = 1 here (parallel_for's 0 is hardware concurrency).
+    parallel_for(queries.size(), std::max(1u, threads), [&](std::size_t i, unsigned) {
+        if (cancel && cancel->requested()) throw Error("cancelled");
+        auto hits = search(queries[i].text, k, options);
+        out[i] = to_ranked_list(queries[i].id, hits);
+        if (progress) {
             std::lock_guard lock(mu);
-            if (!error) error = std::current_exception();
-            stop = true;
+            progress(++done, queries.size());
         }
-    };
-    unsigned t = std::max(1u, threads);
-    t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, queries.size())));
-    if (t == 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (unsigned i = 0; i < t; ++i) pool.emplace_back(work);
-        for (auto& th : pool) th.join();
-    }
-    if (error) std::rethrow_exception(error);
+    });
     return out;
 }
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -14,7 +13,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <thread>
 #include <unordered_map>
 
 #include "index/detail/analysis_chain.hpp"
@@ -24,6 +22,7 @@
 #include <lucene++/WhitespaceAnalyzer.h>
 #include "plugin/atomic_directory.hpp"
 #include "plugin/error.hpp"
+#include "plugin/parallel.hpp"
 #include "plugin/text_io.hpp"
 
 namespace fs = std::filesystem;
@@ -291,17 +290,17 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
     std::map<std::size_t, std::unique_ptr<Batch>> done;
     std::size_t submitted = 0, written = 0;
     bool input_done = false, stop = false;
-    std::exception_ptr error;
     const unsigned workers = std::max(1u, options.threads);
     const std::size_t max_inflight = 4 * workers + 2;
 
-    auto fail = [&](std::exception_ptr e) {
+    // Wakes every thread to stop: called by the thread group when a worker fails (it keeps the
+    // first error for join()), and by this thread when it fails.
+    auto request_stop = [&] {
         std::lock_guard lock(mu);
-        if (!error) error = e;
         stop = true;
         cv.notify_all();
     };
-    auto worker_fn = [&] {
+    auto analyse = [&] {
         try {
             detail::AnalysisChain chain(options.analysis);
             while (true) {
@@ -320,16 +319,10 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
                 cv.notify_all();
             }
         } catch (const LuceneException& e) {
-            try {
-                detail::rethrow_lucene(e, "analysis failed");
-            } catch (...) {
-                fail(std::current_exception());
-            }
-        } catch (...) {
-            fail(std::current_exception());
+            detail::rethrow_lucene(e, "analysis failed");
         }
     };
-    auto writer_fn = [&] {
+    auto write = [&] {
         try {
             auto doc = newLucene<Lucene::Document>();
             auto id_field = newLucene<Field>(detail::kIdField, L"", Field::STORE_YES,
@@ -364,27 +357,21 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
                 cv.notify_all();
             }
         } catch (const LuceneException& e) {
-            try {
-                detail::rethrow_lucene(e, "adding documents failed");
-            } catch (...) {
-                fail(std::current_exception());
-            }
-        } catch (...) {
-            fail(std::current_exception());
+            detail::rethrow_lucene(e, "adding documents failed");
         }
     };
 
-    std::vector<std::thread> threads;
-    auto join_all = [&] {
-        {
-            std::lock_guard lock(mu);
-            input_done = true;
-            cv.notify_all();
-        }
-        for (auto& t : threads) {
-            if (t.joinable()) t.join();
-        }
-        threads.clear();
+    // Threads 0 .. workers-1 analyse, thread `workers` writes. Declared after everything they
+    // use, so that it is joined before any of it is destroyed.
+    ThreadGroup pool;
+    auto finish_input = [&] {
+        std::lock_guard lock(mu);
+        input_done = true;
+        cv.notify_all();
+    };
+    auto stop_all = [&] {
+        request_stop();
+        (void)pool.wait();  // this thread's exception takes precedence
     };
     auto abort_writer = [&] {
         try {
@@ -395,8 +382,8 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
     };
 
     try {
-        for (unsigned i = 0; i < workers; ++i) threads.emplace_back(worker_fn);
-        threads.emplace_back(writer_fn);
+        pool.start(
+            workers + 1, [&](unsigned w) { w < workers ? analyse() : write(); }, request_stop);
 
         auto batch = std::make_unique<Batch>();
         auto submit = [&] {
@@ -469,8 +456,8 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
             }
         }
         if (!batch->texts.empty()) submit();
-        join_all();
-        if (error) std::rethrow_exception(error);
+        finish_input();
+        pool.join();  // rethrows the first error of a worker or the writer
         stats.skipped = reader.skipped();
         if (progress) progress(reader.bytes_read(), reader.size_bytes());
         check_cancel(cancel);
@@ -479,13 +466,11 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         writer->close();
         writer.reset();
     } catch (const LuceneException& e) {
-        fail(nullptr);
-        join_all();
+        stop_all();
         abort_writer();
         detail::rethrow_lucene(e, "indexing failed");
     } catch (...) {
-        fail(nullptr);
-        join_all();
+        stop_all();
         abort_writer();
         throw;
     }

@@ -1,16 +1,14 @@
 #include "plugin/pipeline.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "plugin/error.hpp"
 #include "plugin/hash.hpp"
+#include "plugin/parallel.hpp"
 
 namespace plumb {
 
@@ -195,47 +193,23 @@ std::vector<SearchResult> Pipeline::Impl::search_group(std::span<const Query> qu
 std::vector<SearchResult> Pipeline::search_batch(std::span<const Query> queries,
                                                  const BatchOptions& options) const {
     std::vector<SearchResult> results(queries.size());
-    unsigned threads =
-        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(
-        std::min<std::size_t>(threads, std::max<std::size_t>(1, queries.size())));
     const std::size_t group = std::max<std::size_t>(1, options.group);
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> stop{false};
     std::mutex progress_mutex;
     std::uint64_t done = 0;
-    std::exception_ptr error;
-    auto work = [&] {
-        while (!stop.load()) {
-            if (options.cancel && options.cancel->requested()) {
-                stop = true;
-                break;
-            }
-            const std::size_t i = next.fetch_add(group);
-            if (i >= queries.size()) break;
+    // One item per group of queries (threads: 0 = hardware concurrency, as parallel_for's).
+    const std::size_t groups = (queries.size() + group - 1) / group;
+    parallel_for(
+        groups, options.threads,
+        [&](std::size_t g, unsigned) {
+            const std::size_t i = g * group;
             const std::size_t m = std::min(group, queries.size() - i);
-            try {
-                auto part = m_impl->search_group(queries.subspan(i, m));
-                for (std::size_t j = 0; j < m; ++j) results[i + j] = std::move(part[j]);
-            } catch (...) {
-                std::lock_guard lock(progress_mutex);
-                if (!error) error = std::current_exception();
-                stop = true;
-                break;
-            }
+            auto part = m_impl->search_group(queries.subspan(i, m));
+            for (std::size_t j = 0; j < m; ++j) results[i + j] = std::move(part[j]);
             std::lock_guard lock(progress_mutex);
             done += m;
             if (options.progress) options.progress(done, queries.size());
-        }
-    };
-    if (threads <= 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-        for (auto& t : pool) t.join();
-    }
-    if (error) std::rethrow_exception(error);
+        },
+        options.cancel);
     if (options.cancel && options.cancel->requested())
         throw Error("pipeline: batch search cancelled");
     return results;
