@@ -28,7 +28,8 @@
 /// pruning of the low-bound tail using per-term score upper bounds computed at index time
 /// (default for k <= 100: skips most of the frequent terms' postings), and classic MaxScore
 /// (document-at-a-time). All return exactly the same top-k (same documents, bit-identical
-/// scores); tests compare them on a generated corpus.
+/// scores); tests compare them on a generated corpus. Each is one functor in its own internal
+/// header (index/detail/bm25_exhaustive.hpp, bm25_taat_maxscore.hpp, bm25_maxscore.hpp).
 
 #include <cstddef>
 #include <cstdint>
