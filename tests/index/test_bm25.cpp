@@ -1,9 +1,16 @@
 // BM25 math against hand-computed values, tie-breaking, odd queries, DocumentSource.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
 #include "bm25_test_util.hpp"
 #include "index/bm25_retriever.hpp"
 #include "index/bm25_searcher.hpp"
+#include "index/detail/bm25_topk.hpp"
 #include "index/detail/index_data.hpp"
 #include "index/index_builder.hpp"
 #include "plugin/error.hpp"
@@ -237,4 +244,40 @@ TEST(Bm25LuceneNorms, LengthsAsLuceneNineKeepsThem) {
     ASSERT_EQ(q.size(), 2u);
     EXPECT_EQ(q[0].score, q[1].score);
     EXPECT_EQ(s->index().docid(q[0].doc), "a");  // tie: ids ascending
+}
+
+// The query algorithms' top-k queues (index/detail/bm25_topk.hpp) against a full sort: same
+// documents in the same order, with many score ties broken by id rank, whatever k.
+TEST(Bm25TopK, HeapAndBufferEqualFullSort) {
+    std::mt19937 rng(7);
+    const std::uint32_t n = 5000;
+    std::vector<std::uint32_t> rank(n);
+    std::iota(rank.begin(), rank.end(), 0u);
+    std::shuffle(rank.begin(), rank.end(), rng);
+    std::vector<float> score(n);
+    std::uniform_int_distribution<int> level(1, 40);  // few distinct scores: many ties
+    for (auto& v : score) v = static_cast<float>(level(rng)) * 0.25f;
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return score[a] > score[b] || (score[a] == score[b] && rank[a] < rank[b]);
+    });
+    for (std::size_t k : {1u, 7u, 64u, 100u, 1000u, 4999u, 5000u, 20000u}) {
+        pi::detail::TopKHeap heap(k);
+        pi::detail::TopKBuffer buffer(k, rank.data());
+        for (std::uint32_t d = 0; d < n; ++d) {
+            heap.push({score[d], rank[d], d});
+            if (score[d] >= buffer.threshold()) buffer.push({score[d], 0, d});
+        }
+        const auto from_heap = heap.finish();
+        const auto from_buffer = buffer.finish();
+        const std::size_t want = std::min<std::size_t>(k, n);
+        ASSERT_EQ(from_heap.size(), want) << k;
+        ASSERT_EQ(from_buffer.size(), want) << k;
+        for (std::size_t i = 0; i < want; ++i) {
+            EXPECT_EQ(from_heap[i].doc, order[i]) << k << " " << i;
+            EXPECT_EQ(from_buffer[i].doc, order[i]) << k << " " << i;
+            EXPECT_EQ(from_buffer[i].score, score[order[i]]);
+        }
+    }
 }
