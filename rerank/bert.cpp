@@ -1,7 +1,6 @@
 #include "rerank/bert.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -268,22 +267,6 @@ std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std
     }
     return batches;
 }
-
-TorchThreadsScope::TorchThreadsScope(int threads) {
-    if (threads <= 0) return;
-    m_previous = at::get_num_threads();
-    if (m_previous != threads) {
-        at::set_num_threads(threads);
-    } else {
-        m_previous = 0;
-    }
-}
-
-TorchThreadsScope::~TorchThreadsScope() {
-    if (m_previous > 0) at::set_num_threads(m_previous);
-}
-
-int torch_threads() { return at::get_num_threads(); }
 
 // ---------------------------------------------------------------------------------------------
 

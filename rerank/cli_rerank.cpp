@@ -27,9 +27,11 @@
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/dense_index.hpp"
+#include "rerank/dense_retriever.hpp"
 #include "rerank/fusion.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/torchscript_stage.hpp"
+#include "rerank/vector_store.hpp"
 
 namespace {
 

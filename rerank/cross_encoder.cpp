@@ -6,6 +6,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/bert_checkpoint.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 
