@@ -252,6 +252,14 @@ Pooling parse_pooling(const std::string& name) {
     throw InvalidArgument("unknown pooling '" + name + "' (known: cls, mean)");
 }
 
+void check_vocabulary_fits(const BertModel& model, const Vocab& vocab, const std::string& who) {
+    if (static_cast<std::int64_t>(vocab.size()) > model.config().vocab_size) {
+        throw InvalidArgument(who + ": vocabulary of " + std::to_string(vocab.size()) +
+                              " tokens exceeds the model's " +
+                              std::to_string(model.config().vocab_size) + " embeddings");
+    }
+}
+
 std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std::size_t> lengths,
                                                              std::size_t batch_size) {
     if (batch_size == 0) batch_size = 1;

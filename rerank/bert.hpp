@@ -115,6 +115,10 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// Throws InvalidArgument ("<who>: vocabulary of N tokens exceeds the model's M embeddings")
+/// when `vocab` has more tokens than `model` has embedding rows (ids past them are invalid).
+void check_vocabulary_fits(const BertModel& model, const Vocab& vocab, const std::string& who);
+
 /// Batches of sequence indices grouped by length: indices sorted by decreasing length (ties by
 /// index), cut into consecutive groups of at most `batch_size` (0 is treated as 1). Every
 /// index appears exactly once. Pure; used by all batched inference.

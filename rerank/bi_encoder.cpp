@@ -26,12 +26,7 @@ BiEncoder::BiEncoder(std::shared_ptr<const BertModel> model,
                      std::shared_ptr<const WordPieceTokenizer> tokenizer, BiEncoderOptions options)
     : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_options(options) {
     if (!m_model || !m_tokenizer) throw InvalidArgument("BiEncoder: null model/tokenizer");
-    if (static_cast<std::int64_t>(m_tokenizer->vocab().size()) > m_model->config().vocab_size) {
-        throw InvalidArgument("BiEncoder: vocabulary of " +
-                              std::to_string(m_tokenizer->vocab().size()) +
-                              " tokens exceeds the model's " +
-                              std::to_string(m_model->config().vocab_size) + " embeddings");
-    }
+    check_vocabulary_fits(*m_model, m_tokenizer->vocab(), "BiEncoder");
     const auto positions = static_cast<std::size_t>(m_model->config().max_position_embeddings);
     m_options.query_max_length = std::min(m_options.query_max_length, positions);
     m_options.passage_max_length = std::min(m_options.passage_max_length, positions);
