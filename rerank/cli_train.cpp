@@ -1,15 +1,13 @@
 // `plumb train`: trains TK, BERT-CAT or BERT-DOT in process (hinge, ce, contrastive,
 // EqualizeIR's product of experts, IBBR) on triples or on qrels + a first-stage run.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/options.hpp"
+#include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
@@ -58,67 +57,6 @@ struct TrainArgs {
 
 plumb::CancelToken g_cancel;
 extern "C" void on_train_interrupt(int) { g_cancel.request(); }
-
-/// A one-line progress display for training: step/total, loss, examples/s, eta (stderr,
-/// redrawn at most 10 times a second on a terminal, a plain line every ~5 s otherwise).
-class TrainBar {
-public:
-    explicit TrainBar(bool enabled)
-        : m_enabled(enabled), m_tty(::isatty(2) != 0), m_start(std::chrono::steady_clock::now()) {}
-    ~TrainBar() { finish(); }
-
-    void update(std::uint64_t step, std::uint64_t total, double loss, double eps) {
-        if (!m_enabled) return;
-        std::lock_guard lock(m_mutex);
-        m_step = step;
-        m_total = total;
-        m_loss = loss;
-        m_eps = eps;
-        m_any = true;
-        auto now = std::chrono::steady_clock::now();
-        auto interval = m_tty ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
-        if (now - m_last < interval) return;
-        m_last = now;
-        draw(now, false);
-    }
-    void finish() {
-        if (!m_enabled || m_finished || !m_any) return;
-        std::lock_guard lock(m_mutex);
-        m_finished = true;
-        draw(std::chrono::steady_clock::now(), true);
-    }
-
-private:
-    void draw(std::chrono::steady_clock::time_point now, bool final) {
-        double secs = std::chrono::duration<double>(now - m_start).count();
-        std::string line = "train: ";
-        if (m_total > 0) {
-            double frac = std::min(1.0, static_cast<double>(m_step) / static_cast<double>(m_total));
-            int width = 30, fill = static_cast<int>(frac * width);
-            line += "[" + std::string(fill, '#') + std::string(width - fill, '.') + "] ";
-            double rate = secs > 0 ? static_cast<double>(m_step) / secs : 0.0;
-            double eta =
-                rate > 0 ? static_cast<double>(m_total - std::min(m_step, m_total)) / rate : 0.0;
-            line += fmt::format("step {}/{}, loss {:.4f}, {:.1f} examples/s, {:.1f}s, eta {:.0f}s",
-                                m_step, m_total, m_loss, m_eps, secs, eta);
-        } else {
-            line += fmt::format("step {}, loss {:.4f}, {:.1f} examples/s, {:.1f}s", m_step, m_loss,
-                                m_eps, secs);
-        }
-        if (m_tty) {
-            std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
-        std::fflush(stderr);
-    }
-
-    bool m_enabled, m_tty, m_finished = false, m_any = false;
-    std::mutex m_mutex;
-    std::uint64_t m_step = 0, m_total = 0;
-    double m_loss = 0, m_eps = 0;
-    std::chrono::steady_clock::time_point m_start, m_last{};
-};
 
 void need_file(const std::string& path, const char* option) {
     if (path.empty()) return;
@@ -279,9 +217,9 @@ void run_train(const TrainArgs& a) {
 
     pr::TrainReport r;
     {
-        TrainBar bar(!a.quiet);
+        plumb::cli::ProgressBar bar("train", "steps", !a.quiet);
         auto progress = [&](std::uint64_t step, std::uint64_t total, double loss, double eps) {
-            bar.update(step, total, loss, eps);
+            bar.update(step, total, fmt::format("loss {:.4f}, {:.1f} examples/s", loss, eps));
         };
         const pr::ValidationSet* vp = validation ? &*validation : nullptr;
         if (o.objective == pr::Objective::Poe) {
