@@ -17,6 +17,7 @@
 #include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
+#include "rerank/detail/cli_options.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
 
@@ -50,7 +51,7 @@ struct TrainArgs {
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
     std::size_t max_length = 256, query_max_length = 32, passage_max_length = 200;
-    std::string pooling = "cls", similarity = "dot";
+    pr::detail::DotEncoderArgs dot;
     bool resume = false, quiet = false;
     bool epochs_given = false;
 };
@@ -121,8 +122,8 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.max_length = a.max_length;
     o.query_max_length = a.query_max_length;
     o.passage_max_length = a.passage_max_length;
-    o.pooling = a.pooling;
-    o.similarity = a.similarity;
+    o.pooling = a.dot.pooling;
+    o.similarity = a.dot.similarity;
     o.validate_every = a.validate_every;
     o.patience = a.patience;
     o.select_metric = a.select_metric == "mrr" || a.select_metric == "mrr10"     ? "recip_rank"
@@ -321,8 +322,7 @@ const plumb::cli::CommandRegistrar kRegistrar{
         cmd->add_option("--seed", args->seed,
                         "Seed (data order, sampling, initialisation, dropout)")
             ->capture_default_str();
-        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                       "Torch intra-op threads (0 = unchanged)", 0);
+        pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_option("--lr", args->lr, "Learning rate (groups without their own rate)")
             ->capture_default_str();
         cmd->add_option("--lr-group", args->lr_groups,
@@ -386,9 +386,7 @@ const plumb::cli::CommandRegistrar kRegistrar{
             ->capture_default_str();
         cmd->add_option("--passage-max-length", args->passage_max_length, "dot: tokens per passage")
             ->capture_default_str();
-        cmd->add_option("--pooling", args->pooling, "dot: cls | mean")->capture_default_str();
-        cmd->add_option("--similarity", args->similarity, "dot: dot | cosine")
-            ->capture_default_str();
+        args->dot.add_to(cmd, "dot: cls | mean", "dot: dot | cosine");
         cmd->add_flag("--resume", args->resume, "Continue from <output>/last");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args, ep] {
