@@ -1,7 +1,6 @@
 #include "rerank/bert.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -253,6 +252,14 @@ Pooling parse_pooling(const std::string& name) {
     throw InvalidArgument("unknown pooling '" + name + "' (known: cls, mean)");
 }
 
+void check_vocabulary_fits(const BertModel& model, const Vocab& vocab, const std::string& who) {
+    if (static_cast<std::int64_t>(vocab.size()) > model.config().vocab_size) {
+        throw InvalidArgument(who + ": vocabulary of " + std::to_string(vocab.size()) +
+                              " tokens exceeds the model's " +
+                              std::to_string(model.config().vocab_size) + " embeddings");
+    }
+}
+
 std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std::size_t> lengths,
                                                              std::size_t batch_size) {
     if (batch_size == 0) batch_size = 1;
@@ -268,22 +275,6 @@ std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std
     }
     return batches;
 }
-
-TorchThreadsScope::TorchThreadsScope(int threads) {
-    if (threads <= 0) return;
-    m_previous = at::get_num_threads();
-    if (m_previous != threads) {
-        at::set_num_threads(threads);
-    } else {
-        m_previous = 0;
-    }
-}
-
-TorchThreadsScope::~TorchThreadsScope() {
-    if (m_previous > 0) at::set_num_threads(m_previous);
-}
-
-int torch_threads() { return at::get_num_threads(); }
 
 // ---------------------------------------------------------------------------------------------
 

@@ -17,7 +17,8 @@
 ///
 /// Threads: inference runs under c10::InferenceMode on the calling thread and uses Torch's
 /// intra-op thread pool. Torch's thread count is process-wide configuration: plumb never
-/// changes it implicitly; TorchThreadsScope sets it for a scope when a caller asked for it.
+/// changes it implicitly; TorchThreadsScope (rerank/torch_threads.hpp) sets it for a scope when
+/// a caller asked for it.
 /// Host threads calling a model concurrently multiply with the intra-op threads.
 
 #include <cstddef>
@@ -114,28 +115,14 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// Throws InvalidArgument ("<who>: vocabulary of N tokens exceeds the model's M embeddings")
+/// when `vocab` has more tokens than `model` has embedding rows (ids past them are invalid).
+void check_vocabulary_fits(const BertModel& model, const Vocab& vocab, const std::string& who);
+
 /// Batches of sequence indices grouped by length: indices sorted by decreasing length (ties by
 /// index), cut into consecutive groups of at most `batch_size` (0 is treated as 1). Every
 /// index appears exactly once. Pure; used by all batched inference.
 std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std::size_t> lengths,
                                                              std::size_t batch_size);
-
-/// Sets Torch's intra-op thread count for the lifetime of the scope and restores the previous
-/// count afterwards; `threads` <= 0 leaves everything unchanged. Torch's setting is
-/// process-wide (and OpenMP's per calling thread): use it only when the user asked for a thread
-/// count, and not from several threads at once with different values.
-class TorchThreadsScope {
-public:
-    explicit TorchThreadsScope(int threads);
-    ~TorchThreadsScope();
-    TorchThreadsScope(const TorchThreadsScope&) = delete;
-    TorchThreadsScope& operator=(const TorchThreadsScope&) = delete;
-
-private:
-    int m_previous = 0;
-};
-
-/// Torch's current intra-op thread count.
-int torch_threads();
 
 }  // namespace plumb::rerank

@@ -6,10 +6,9 @@
 
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
-#include "plugin/text_io.hpp"
+#include "plugin/registry.hpp"
 #include "rerank/bert_checkpoint.hpp"
-#include "index/document_sources.hpp"
-#include "index/passage_index.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 
@@ -27,12 +26,7 @@ BiEncoder::BiEncoder(std::shared_ptr<const BertModel> model,
                      std::shared_ptr<const WordPieceTokenizer> tokenizer, BiEncoderOptions options)
     : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_options(options) {
     if (!m_model || !m_tokenizer) throw InvalidArgument("BiEncoder: null model/tokenizer");
-    if (static_cast<std::int64_t>(m_tokenizer->vocab().size()) > m_model->config().vocab_size) {
-        throw InvalidArgument("BiEncoder: vocabulary of " +
-                              std::to_string(m_tokenizer->vocab().size()) +
-                              " tokens exceeds the model's " +
-                              std::to_string(m_model->config().vocab_size) + " embeddings");
-    }
+    check_vocabulary_fits(*m_model, m_tokenizer->vocab(), "BiEncoder");
     const auto positions = static_cast<std::size_t>(m_model->config().max_position_embeddings);
     m_options.query_max_length = std::min(m_options.query_max_length, positions);
     m_options.passage_max_length = std::min(m_options.passage_max_length, positions);
@@ -207,64 +201,6 @@ VectorStoreMeta BiEncoder::store_meta(const std::string& model) const {
     return m;
 }
 
-BiEncoderStage::BiEncoderStage(std::shared_ptr<const BiEncoder> encoder,
-                               BiEncoderStageOptions options)
-    : m_encoder(std::move(encoder)), m_options(std::move(options)) {
-    if (!m_encoder) throw InvalidArgument("BiEncoderStage: null encoder");
-}
-
-std::vector<float> BiEncoderStage::score(const Query& query,
-                                         std::span<const Candidate> candidates) const {
-    const auto n = std::min(m_options.depth, candidates.size());
-    std::string_view qtext = query.text;
-    auto q = m_encoder->encode_queries(std::span<const std::string_view>(&qtext, 1));
-    std::vector<std::string_view> texts;
-    texts.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) texts.push_back(candidates[i].text);
-    auto p = m_encoder->encode_passages(texts);
-    std::vector<float> scores(n);
-    const auto d = m_encoder->dim();
-    for (std::size_t i = 0; i < n; ++i)
-        scores[i] = m_encoder->similarity(q.data(), p.data() + i * d);
-    return scores;
-}
-
-DenseRetriever::DenseRetriever(std::shared_ptr<const BiEncoder> encoder,
-                               std::shared_ptr<const DenseIndex> index, std::string name)
-    : m_encoder(std::move(encoder)), m_index(std::move(index)), m_name(std::move(name)) {
-    if (!m_encoder || !m_index) throw InvalidArgument("DenseRetriever: null encoder/index");
-    if (m_encoder->dim() != m_index->dim()) {
-        throw IndexError("dense index has dimension " + std::to_string(m_index->dim()) +
-                         " but the encoder produces " + std::to_string(m_encoder->dim()));
-    }
-}
-
-std::vector<RankedList> DenseRetriever::retrieve(std::span<const Query> queries,
-                                                 std::size_t k) const {
-    std::vector<std::string_view> texts;
-    for (const auto& q : queries) texts.push_back(q.text);
-    auto vectors = m_encoder->encode_queries(texts);
-    auto hits = m_index->search(vectors, k);
-    std::vector<RankedList> out(queries.size());
-    for (std::size_t i = 0; i < queries.size(); ++i) {
-        out[i].qid = queries[i].id;
-        for (const auto& [row, score] : hits[i]) {
-            Candidate c;
-            c.docid = m_index->docid(row);
-            c.score = score;
-            c.trace.push_back({m_name, score});
-            out[i].candidates.push_back(std::move(c));
-        }
-        std::stable_sort(out[i].candidates.begin(), out[i].candidates.end(),
-                         [](const Candidate& a, const Candidate& b) {
-                             if (a.score != b.score) return a.score > b.score;
-                             return a.docid < b.docid;
-                         });
-    }
-    return out;
-}
-
-
 BiEncoderOptions bi_encoder_options_from_config(const nlohmann::json& c, const std::string& where) {
     BiEncoderOptions o;
     o.batch_size = config_positive_size(c, "batch_size", o.batch_size, where);
@@ -278,46 +214,6 @@ BiEncoderOptions bi_encoder_options_from_config(const nlohmann::json& c, const s
     }
     o.threads = static_cast<int>(config_size(c, "threads", 0, where));
     return o;
-}
-
-std::shared_ptr<const RerankStage> BiEncoderStage::from_config(const nlohmann::json& c,
-                                                               StageContext& ctx) {
-    const std::string where = "re-rank stage dot";
-    check_keys(c,
-               {"model", "depth", "name", "batch_size", "pooling", "similarity", "threads",
-                "max_length"},
-               where);
-    auto options = bi_encoder_options_from_config(c, where);
-    options.passage_max_length =
-        config_positive_size(c, "max_length", options.passage_max_length, where);
-    BiEncoderStageOptions so;
-    so.depth = config_positive_size(c, "depth", so.depth, where);
-    so.name = config_string(c, "name", so.name, where);
-    std::shared_ptr<const BiEncoder> encoder =
-        BiEncoder::from_folder(ctx.resolve(config_required_string(c, "model", where)), options);
-    return std::make_shared<const BiEncoderStage>(encoder, so);
-}
-
-std::shared_ptr<const Retriever> DenseRetriever::from_config(const nlohmann::json& c,
-                                                             StageContext& ctx) {
-    const std::string where = "first stage dense";
-    check_keys(c,
-               {"model", "vectors", "index", "name", "batch_size", "pooling", "similarity",
-                "ef_search", "threads"},
-               where);
-    const auto model = ctx.resolve(config_required_string(c, "model", where));
-    const auto vectors = ctx.resolve(config_required_string(c, "vectors", where));
-    const auto options = bi_encoder_options_from_config(c, where);
-    const auto ef = static_cast<int>(config_size(c, "ef_search", 0, where));
-    const std::string name = config_string(c, "name", "dense", where);
-    if (c.contains("index")) {
-        ctx.offer_documents(index::shared_passage_index(
-            ctx, ctx.resolve(config_string(c, "index", "", where))));
-    }
-    std::shared_ptr<const BiEncoder> encoder = BiEncoder::from_folder(model, options);
-    auto dense =
-        std::make_shared<const DenseIndex>(DenseIndex::load(vectors, encoder->dim(), ef));
-    return std::make_shared<const DenseRetriever>(encoder, dense, name);
 }
 
 }  // namespace plumb::rerank

@@ -1,8 +1,9 @@
 #pragma once
 /// \file bi_encoder.hpp
-/// BERT-DOT: queries and passages encoded separately (`[CLS] text [SEP]`), pooled (CLS or
-/// mean), compared by dot product or cosine. Used as a re-rank stage (BiEncoderStage) and as a
-/// first stage over a FAISS index (DenseRetriever, see dense_index.hpp).
+/// BERT-DOT's encoder: queries and passages encoded separately (`[CLS] text [SEP]`), pooled
+/// (CLS or mean), compared by dot product or cosine. Used by a re-rank stage
+/// (bi_encoder_stage.hpp), a first stage over a FAISS index (dense_retriever.hpp) and
+/// `plumb encode` (vector_store.hpp).
 ///
 /// With Similarity::Cosine the vectors are L2-normalised at encoding time, so that the inner
 /// product of stored vectors is the cosine (a FAISS inner-product index then ranks by cosine).
@@ -11,19 +12,16 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json_fwd.hpp>
 
-#include "plugin/registry.hpp"
-#include "plugin/stage.hpp"
 #include "rerank/bert.hpp"
-#include "rerank/dense_index.hpp"
+#include "rerank/vector_store.hpp"
 #include "rerank/wordpiece.hpp"
 
 namespace plumb::rerank {
@@ -95,55 +93,9 @@ private:
     BiEncoderOptions m_options;
 };
 
-struct BiEncoderStageOptions {
-    std::size_t depth = 100;
-    std::string name = "bert-dot";
-};
-
-/// BERT-DOT as a re-rank stage: score = similarity(query vector, passage vector), passages
-/// encoded on the fly from candidate text.
 /// The encoder keys of a "dot" or "dense" configuration: "batch_size", "pooling",
 /// "similarity" (given keys win over a sentence-transformers folder's modules), "threads".
 BiEncoderOptions bi_encoder_options_from_config(const nlohmann::json& config,
                                                 const std::string& where);
-
-class BiEncoderStage : public RerankStage {
-public:
-    BiEncoderStage(std::shared_ptr<const BiEncoder> encoder, BiEncoderStageOptions options = {});
-    /// Pipeline factory "dot": {"model": HF_DIR, "depth", "name", "batch_size", "max_length",
-    /// "pooling", "similarity", "threads"} (plugin/builtins/builtins.hpp).
-    static std::shared_ptr<const RerankStage> from_config(const nlohmann::json& config,
-                                                          StageContext& ctx);
-    std::string name() const override { return m_options.name; }
-    std::size_t depth() const override { return m_options.depth; }
-    std::vector<float> score(const Query& query,
-                             std::span<const Candidate> candidates) const override;
-
-private:
-    std::shared_ptr<const BiEncoder> m_encoder;
-    BiEncoderStageOptions m_options;
-};
-
-/// BERT-DOT as a first stage: query vectors searched in a DenseIndex. Lists are best first,
-/// ties broken by docid ascending.
-class DenseRetriever : public Retriever {
-public:
-    /// Throws IndexError when the index dimension differs from the encoder's.
-    DenseRetriever(std::shared_ptr<const BiEncoder> encoder,
-                   std::shared_ptr<const DenseIndex> index, std::string name = "dense");
-    /// Pipeline factory "dense": {"model": HF_DIR, "vectors": DIR, "index": DIR (optional
-    /// document source), "name", "batch_size", "pooling", "similarity", "ef_search",
-    /// "threads"} (plugin/builtins/builtins.hpp).
-    static std::shared_ptr<const Retriever> from_config(const nlohmann::json& config,
-                                                        StageContext& ctx);
-    std::string name() const override { return m_name; }
-    std::vector<RankedList> retrieve(std::span<const Query> queries,
-                                     std::size_t k) const override;
-
-private:
-    std::shared_ptr<const BiEncoder> m_encoder;
-    std::shared_ptr<const DenseIndex> m_index;
-    std::string m_name;
-};
 
 }  // namespace plumb::rerank

@@ -27,9 +27,12 @@
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/dense_index.hpp"
+#include "rerank/dense_retriever.hpp"
+#include "rerank/detail/cli_options.hpp"
 #include "rerank/fusion.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/torchscript_stage.hpp"
+#include "rerank/vector_store.hpp"
 
 namespace {
 
@@ -53,8 +56,7 @@ struct RerankArgs {
     std::size_t batch = 32;
     std::size_t max_length = 512;
     int threads = 0;
-    std::string pooling = "cls", similarity = "dot";
-    bool explicit_pooling = false, explicit_similarity = false;  // given on the command line
+    pr::detail::DotEncoderArgs dot;
     bool no_token_types = false;  // torchscript: forward(input_ids, attention_mask) only
     bool quiet = false;
 };
@@ -70,8 +72,8 @@ nlohmann::json stage_config(const RerankArgs& a) {
     if (a.type != "tk") c["max_length"] = a.max_length;
     if (a.type == "dot") {
         // Given on the command line: they win over a sentence-transformers folder's modules.
-        if (a.explicit_pooling) c["pooling"] = a.pooling;
-        if (a.explicit_similarity) c["similarity"] = a.similarity;
+        if (a.dot.pooling_given()) c["pooling"] = a.dot.pooling;
+        if (a.dot.similarity_given()) c["similarity"] = a.dot.similarity;
     }
     if (a.type == "torchscript") c["token_type_ids"] = !a.no_token_types;
     return c;
@@ -163,32 +165,21 @@ const plumb::cli::CommandRegistrar kRerank{
         cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
         cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
             ->capture_default_str();
-        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_option(
                "--max-length", args->max_length,
                "Max tokens per pair (cat) or passage (dot), capped at the model's positions")
             ->capture_default_str();
-        auto* pooling =
-            cmd->add_option("--pooling", args->pooling,
-                            "dot: cls or mean (default: a sentence-transformers folder's "
-                            "Pooling module, else cls)")
-                ->capture_default_str()
-                ->check(CLI::IsMember({"cls", "mean"}));
-        auto* similarity = cmd->add_option("--similarity", args->similarity,
-                                           "dot: dot or cosine (default: cosine when a "
-                                           "sentence-transformers folder normalises, else dot)")
-                               ->capture_default_str()
-                               ->check(CLI::IsMember({"dot", "cosine"}));
+        args->dot.add_to(cmd,
+                         "dot: cls or mean (default: a sentence-transformers folder's Pooling "
+                         "module, else cls)",
+                         "dot: dot or cosine (default: cosine when a sentence-transformers "
+                         "folder normalises, else dot)");
         cmd->add_flag("--no-token-types", args->no_token_types,
                       "torchscript: call forward(input_ids, attention_mask) without token types");
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
-        cmd->callback([args, pooling, similarity] {
-            args->explicit_pooling = pooling->count() > 0;
-            args->explicit_similarity = similarity->count() > 0;
-            run_rerank(*args);
-        });
+        cmd->callback([args] { run_rerank(*args); });
     }};
 
 // ------------------------------------------------------------------------------------------
@@ -196,8 +187,7 @@ const plumb::cli::CommandRegistrar kRerank{
 
 struct EncodeArgs {
     std::string index, corpus, model, output, factory = "Flat", metric = "ip";
-    std::string pooling = "cls", similarity = "dot";
-    bool explicit_pooling = false, explicit_similarity = false;  // given on the command line
+    pr::detail::DotEncoderArgs dot;
     std::size_t batch = 32, chunk = 8192, max_length = 256;
     int threads = 0;
     bool no_index = false, quiet = false;
@@ -205,10 +195,7 @@ struct EncodeArgs {
 
 void run_encode(const EncodeArgs& a) {
     pr::BiEncoderOptions o;
-    o.pooling = pr::parse_pooling(a.pooling);
-    o.similarity = pr::parse_similarity(a.similarity);
-    o.explicit_pooling = a.explicit_pooling;
-    o.explicit_similarity = a.explicit_similarity;
+    a.dot.apply(o);
     o.batch_size = a.batch;
     o.passage_max_length = a.max_length;
     o.threads = a.threads;
@@ -295,28 +282,17 @@ const plumb::cli::CommandRegistrar kEncode{
         cmd->add_option("--metric", args->metric, "ip (inner product) or l2")
             ->capture_default_str()
             ->check(CLI::IsMember({"ip", "l2"}));
-        auto* pooling = cmd->add_option("--pooling", args->pooling,
-                                        "cls or mean (default: a sentence-transformers folder's "
-                                        "Pooling module, else cls)")
-                            ->capture_default_str()
-                            ->check(CLI::IsMember({"cls", "mean"}));
-        auto* similarity =
-            cmd->add_option("--similarity", args->similarity,
-                            "dot or cosine (normalised vectors; default: cosine when a "
-                            "sentence-transformers folder normalises, else dot)")
-                ->capture_default_str()
-                ->check(CLI::IsMember({"dot", "cosine"}));
+        args->dot.add_to(cmd,
+                         "cls or mean (default: a sentence-transformers folder's Pooling module, "
+                         "else cls)",
+                         "dot or cosine (normalised vectors; default: cosine when a "
+                         "sentence-transformers folder normalises, else dot)");
         cmd->add_option("--max-length", args->max_length, "Max tokens per passage")
             ->capture_default_str();
-        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_flag("--no-index", args->no_index, "Only encode, do not build the FAISS index");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
-        cmd->callback([args, pooling, similarity] {
-            args->explicit_pooling = pooling->count() > 0;
-            args->explicit_similarity = similarity->count() > 0;
-            run_encode(*args);
-        });
+        cmd->callback([args] { run_encode(*args); });
     }};
 
 // ------------------------------------------------------------------------------------------
@@ -408,8 +384,7 @@ const plumb::cli::CommandRegistrar kDenseSearch{
             ->capture_default_str();
         cmd->add_option("--max-length", args->max_length, "Max tokens per query")
             ->capture_default_str();
-        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                       "Torch intra-op threads (0 = Torch's default)", 0);
+        pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-dense[-<fusion>])");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args] { run_dense_search(*args); });

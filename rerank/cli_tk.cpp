@@ -163,7 +163,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
                 "add TK_v1's length-normalised mean-kernel branch and scaler");
     i->add_flag("--freeze-embeddings", init->freeze, "word embeddings are not trained");
     i->add_option("--seed", init->seed, "initialisation seed")->capture_default_str();
-    i->add_flag("--quiet", init->quiet, "no progress bar");
+    plumb::cli::add_quiet_flag(i, init->quiet, "no progress bar");
     i->callback([init] { run_init(*init); });
 
     auto vec = std::make_shared<VectorsArgs>();
@@ -183,7 +183,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     v->add_option("--precision", vec->precision, "significant digits")
         ->capture_default_str()
         ->check(CLI::Range(1, 9));
-    v->add_flag("--quiet", vec->quiet, "no progress bar");
+    plumb::cli::add_quiet_flag(v, vec->quiet, "no progress bar");
     v->callback([vec] { run_vectors(*vec); });
 }};
 

@@ -1,15 +1,13 @@
 // `plumb train`: trains TK, BERT-CAT or BERT-DOT in process (hinge, ce, contrastive,
 // EqualizeIR's product of experts, IBBR) on triples or on qrels + a first-stage run.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +15,9 @@
 #include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/options.hpp"
+#include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
+#include "rerank/detail/cli_options.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
 
@@ -51,74 +51,13 @@ struct TrainArgs {
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
     std::size_t max_length = 256, query_max_length = 32, passage_max_length = 200;
-    std::string pooling = "cls", similarity = "dot";
+    pr::detail::DotEncoderArgs dot;
     bool resume = false, quiet = false;
     bool epochs_given = false;
 };
 
 plumb::CancelToken g_cancel;
 extern "C" void on_train_interrupt(int) { g_cancel.request(); }
-
-/// A one-line progress display for training: step/total, loss, examples/s, eta (stderr,
-/// redrawn at most 10 times a second on a terminal, a plain line every ~5 s otherwise).
-class TrainBar {
-public:
-    explicit TrainBar(bool enabled)
-        : m_enabled(enabled), m_tty(::isatty(2) != 0), m_start(std::chrono::steady_clock::now()) {}
-    ~TrainBar() { finish(); }
-
-    void update(std::uint64_t step, std::uint64_t total, double loss, double eps) {
-        if (!m_enabled) return;
-        std::lock_guard lock(m_mutex);
-        m_step = step;
-        m_total = total;
-        m_loss = loss;
-        m_eps = eps;
-        m_any = true;
-        auto now = std::chrono::steady_clock::now();
-        auto interval = m_tty ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
-        if (now - m_last < interval) return;
-        m_last = now;
-        draw(now, false);
-    }
-    void finish() {
-        if (!m_enabled || m_finished || !m_any) return;
-        std::lock_guard lock(m_mutex);
-        m_finished = true;
-        draw(std::chrono::steady_clock::now(), true);
-    }
-
-private:
-    void draw(std::chrono::steady_clock::time_point now, bool final) {
-        double secs = std::chrono::duration<double>(now - m_start).count();
-        std::string line = "train: ";
-        if (m_total > 0) {
-            double frac = std::min(1.0, static_cast<double>(m_step) / static_cast<double>(m_total));
-            int width = 30, fill = static_cast<int>(frac * width);
-            line += "[" + std::string(fill, '#') + std::string(width - fill, '.') + "] ";
-            double rate = secs > 0 ? static_cast<double>(m_step) / secs : 0.0;
-            double eta =
-                rate > 0 ? static_cast<double>(m_total - std::min(m_step, m_total)) / rate : 0.0;
-            line += fmt::format("step {}/{}, loss {:.4f}, {:.1f} examples/s, {:.1f}s, eta {:.0f}s",
-                                m_step, m_total, m_loss, m_eps, secs, eta);
-        } else {
-            line += fmt::format("step {}, loss {:.4f}, {:.1f} examples/s, {:.1f}s", m_step, m_loss,
-                                m_eps, secs);
-        }
-        if (m_tty) {
-            std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
-        std::fflush(stderr);
-    }
-
-    bool m_enabled, m_tty, m_finished = false, m_any = false;
-    std::mutex m_mutex;
-    std::uint64_t m_step = 0, m_total = 0;
-    double m_loss = 0, m_eps = 0;
-    std::chrono::steady_clock::time_point m_start, m_last{};
-};
 
 void need_file(const std::string& path, const char* option) {
     if (path.empty()) return;
@@ -183,8 +122,8 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.max_length = a.max_length;
     o.query_max_length = a.query_max_length;
     o.passage_max_length = a.passage_max_length;
-    o.pooling = a.pooling;
-    o.similarity = a.similarity;
+    o.pooling = a.dot.pooling;
+    o.similarity = a.dot.similarity;
     o.validate_every = a.validate_every;
     o.patience = a.patience;
     o.select_metric = a.select_metric == "mrr" || a.select_metric == "mrr10"     ? "recip_rank"
@@ -279,9 +218,9 @@ void run_train(const TrainArgs& a) {
 
     pr::TrainReport r;
     {
-        TrainBar bar(!a.quiet);
+        plumb::cli::ProgressBar bar("train", "steps", !a.quiet);
         auto progress = [&](std::uint64_t step, std::uint64_t total, double loss, double eps) {
-            bar.update(step, total, loss, eps);
+            bar.update(step, total, fmt::format("loss {:.4f}, {:.1f} examples/s", loss, eps));
         };
         const pr::ValidationSet* vp = validation ? &*validation : nullptr;
         if (o.objective == pr::Objective::Poe) {
@@ -383,8 +322,7 @@ const plumb::cli::CommandRegistrar kRegistrar{
         cmd->add_option("--seed", args->seed,
                         "Seed (data order, sampling, initialisation, dropout)")
             ->capture_default_str();
-        plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads,
-                                       "Torch intra-op threads (0 = unchanged)", 0);
+        pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_option("--lr", args->lr, "Learning rate (groups without their own rate)")
             ->capture_default_str();
         cmd->add_option("--lr-group", args->lr_groups,
@@ -448,9 +386,7 @@ const plumb::cli::CommandRegistrar kRegistrar{
             ->capture_default_str();
         cmd->add_option("--passage-max-length", args->passage_max_length, "dot: tokens per passage")
             ->capture_default_str();
-        cmd->add_option("--pooling", args->pooling, "dot: cls | mean")->capture_default_str();
-        cmd->add_option("--similarity", args->similarity, "dot: dot | cosine")
-            ->capture_default_str();
+        args->dot.add_to(cmd, "dot: cls | mean", "dot: dot | cosine");
         cmd->add_flag("--resume", args->resume, "Continue from <output>/last");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
         cmd->callback([args, ep] {

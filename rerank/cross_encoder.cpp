@@ -6,6 +6,7 @@
 
 #include "plugin/error.hpp"
 #include "rerank/bert_checkpoint.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 
@@ -24,12 +25,7 @@ CrossEncoderStage::CrossEncoderStage(std::shared_ptr<const BertModel> model,
     if (m_options.log_softmax && labels < 2) {
         throw InvalidArgument("CrossEncoderStage: log_softmax needs a head with >= 2 labels");
     }
-    if (static_cast<std::int64_t>(m_tokenizer->vocab().size()) > m_model->config().vocab_size) {
-        throw InvalidArgument("CrossEncoderStage: vocabulary of " +
-                              std::to_string(m_tokenizer->vocab().size()) +
-                              " tokens exceeds the model's " +
-                              std::to_string(m_model->config().vocab_size) + " embeddings");
-    }
+    check_vocabulary_fits(*m_model, m_tokenizer->vocab(), "CrossEncoderStage");
     const auto positions = static_cast<std::size_t>(m_model->config().max_position_embeddings);
     m_options.max_length = std::min(m_options.max_length, positions);
     if (m_options.max_length < 3) throw InvalidArgument("CrossEncoderStage: max_length < 3");

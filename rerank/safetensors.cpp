@@ -152,6 +152,20 @@ std::string shape_string(std::span<const std::int64_t> shape) {
     return s + "]";
 }
 
+namespace {
+
+/// out.size() 16-bit floats at `p` (little-endian, unaligned), each widened by `widen`.
+template <float (*widen)(std::uint16_t) noexcept>
+void widen_16bit(const std::byte* p, std::span<float> out) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        out[i] = widen(h);
+    }
+}
+
+}  // namespace
+
 void to_float32(const TensorView& tensor, std::span<float> out) {
     const auto n = static_cast<std::size_t>(tensor.numel());
     if (out.size() != n) {
@@ -167,18 +181,10 @@ void to_float32(const TensorView& tensor, std::span<float> out) {
             if (n) std::memcpy(out.data(), p, n * 4);
             return;
         case DType::F16:
-            for (std::size_t i = 0; i < n; ++i) {
-                std::uint16_t h;
-                std::memcpy(&h, p + 2 * i, 2);
-                out[i] = half_to_float(h);
-            }
+            widen_16bit<half_to_float>(p, out);
             return;
         case DType::BF16:
-            for (std::size_t i = 0; i < n; ++i) {
-                std::uint16_t h;
-                std::memcpy(&h, p + 2 * i, 2);
-                out[i] = bfloat16_to_float(h);
-            }
+            widen_16bit<bfloat16_to_float>(p, out);
             return;
         case DType::I64:
         case DType::I32:

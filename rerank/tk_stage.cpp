@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "plugin/error.hpp"
-#include "rerank/bert.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 

@@ -10,8 +10,8 @@
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
-#include "rerank/bert.hpp"
 #include "rerank/checkpoint_format.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 

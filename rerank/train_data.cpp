@@ -63,77 +63,14 @@ void split_triple(std::string_view line, const char* what, std::vector<std::stri
 bool is_blank(std::string_view line) { return trim(line).empty() && line.find('\t') == line.npos; }
 
 // ------------------------------------------------------------------------------------------
-// Text triples
+// Triples files
 
-class TextTriples final : public ExampleSource {
+/// What the triples formats share: a file read line by line, blank lines skipped, every other
+/// line one example (parse(); a LineError is a ParseError naming the line, or a skipped and
+/// counted line with skip_bad).
+class TriplesFile : public ExampleSource {
 public:
-    TextTriples(fs::path path, SourceOptions options)
-        : m_path(std::move(path)), m_options(options), m_lines(open_lines(m_path)) {}
-
-    void rewind(std::uint64_t) override {
-        m_lines = open_lines(m_path);
-        m_skipped = 0;
-    }
-
-    std::optional<TrainingExample> next() override {
-        std::string_view line;
-        while (m_lines->next(line)) {
-            if (is_blank(line)) continue;
-            try {
-                split_triple(line, "query<TAB>positive<TAB>negative[<TAB>negative...]", m_fields);
-            } catch (const LineError& e) {
-                if (!m_options.skip_bad)
-                    throw ParseError(m_lines->name(), m_lines->line_number(), e.message);
-                ++m_skipped;
-                continue;
-            }
-            TrainingExample ex;
-            ex.query.assign(m_fields[0]);
-            ex.positive.assign(m_fields[1]);
-            for (std::size_t i = 2; i < m_fields.size(); ++i)
-                ex.negatives.emplace_back(m_fields[i]);
-            return ex;
-        }
-        return std::nullopt;
-    }
-
-    std::uint64_t skipped() const noexcept override { return m_skipped; }
-    std::string describe() const override { return "text triples " + m_path.string(); }
-
-private:
-    fs::path m_path;
-    SourceOptions m_options;
-    std::unique_ptr<LineReader> m_lines;
-    std::vector<std::string_view> m_fields;
-    std::uint64_t m_skipped = 0;
-};
-
-// ------------------------------------------------------------------------------------------
-// Id triples
-
-std::unordered_map<std::string, std::string> topic_map(const fs::path& topics) {
-    std::unordered_map<std::string, std::string> out;
-    for (auto& q : index::read_topics(topics)) out.emplace(std::move(q.id), std::move(q.text));
-    return out;
-}
-
-class IdTriples final : public ExampleSource {
-public:
-    IdTriples(fs::path path, const fs::path& topics, std::shared_ptr<const DocumentSource> docs,
-              SourceOptions options)
-        : m_path(std::move(path)),
-          m_topics_name(topics.string()),
-          m_docs(std::move(docs)),
-          m_options(options) {
-        if (!m_docs) throw InvalidArgument("open_id_triples: no document source");
-        m_lines = open_lines(m_path);
-        m_topics = topic_map(topics);
-    }
-
-    void rewind(std::uint64_t) override {
-        m_lines = open_lines(m_path);
-        m_skipped = 0;
-    }
+    void rewind(std::uint64_t) override { open(); }
 
     std::optional<TrainingExample> next() override {
         std::string_view line;
@@ -151,6 +88,71 @@ public:
     }
 
     std::uint64_t skipped() const noexcept override { return m_skipped; }
+
+protected:
+    TriplesFile(fs::path path, SourceOptions options)
+        : m_path(std::move(path)), m_options(options) {}
+
+    /// (Re)opens the file at its first line.
+    void open() {
+        m_lines = open_lines(m_path);
+        m_skipped = 0;
+    }
+    /// The example of one non-blank line; throws LineError.
+    virtual TrainingExample parse(std::string_view line) = 0;
+
+    fs::path m_path;
+    std::vector<std::string_view> m_fields;  ///< parse()'s scratch: the line's fields
+
+private:
+    SourceOptions m_options;
+    std::unique_ptr<LineReader> m_lines;
+    std::uint64_t m_skipped = 0;
+};
+
+// ------------------------------------------------------------------------------------------
+// Text triples
+
+class TextTriples final : public TriplesFile {
+public:
+    TextTriples(fs::path path, SourceOptions options) : TriplesFile(std::move(path), options) {
+        open();
+    }
+
+    std::string describe() const override { return "text triples " + m_path.string(); }
+
+private:
+    TrainingExample parse(std::string_view line) override {
+        split_triple(line, "query<TAB>positive<TAB>negative[<TAB>negative...]", m_fields);
+        TrainingExample ex;
+        ex.query.assign(m_fields[0]);
+        ex.positive.assign(m_fields[1]);
+        for (std::size_t i = 2; i < m_fields.size(); ++i) ex.negatives.emplace_back(m_fields[i]);
+        return ex;
+    }
+};
+
+// ------------------------------------------------------------------------------------------
+// Id triples
+
+std::unordered_map<std::string, std::string> topic_map(const fs::path& topics) {
+    std::unordered_map<std::string, std::string> out;
+    for (auto& q : index::read_topics(topics)) out.emplace(std::move(q.id), std::move(q.text));
+    return out;
+}
+
+class IdTriples final : public TriplesFile {
+public:
+    IdTriples(fs::path path, const fs::path& topics, std::shared_ptr<const DocumentSource> docs,
+              SourceOptions options)
+        : TriplesFile(std::move(path), options),
+          m_topics_name(topics.string()),
+          m_docs(std::move(docs)) {
+        if (!m_docs) throw InvalidArgument("open_id_triples: no document source");
+        open();
+        m_topics = topic_map(topics);
+    }
+
     std::string describe() const override {
         return "id triples " + m_path.string() + " (topics " + m_topics_name + ", " +
                std::to_string(m_topics.size()) + " queries)";
@@ -169,7 +171,7 @@ private:
         return std::move(*t);
     }
 
-    TrainingExample parse(std::string_view line) {
+    TrainingExample parse(std::string_view line) override {
         split_triple(line, "qid<TAB>pid+<TAB>pid-[<TAB>pid-...]", m_fields);
         TrainingExample ex;
         ex.qid = id_field(m_fields[0], "query id");
@@ -187,14 +189,9 @@ private:
         return ex;
     }
 
-    fs::path m_path;
     std::string m_topics_name;
     std::shared_ptr<const DocumentSource> m_docs;
-    SourceOptions m_options;
-    std::unique_ptr<LineReader> m_lines;
     std::unordered_map<std::string, std::string> m_topics;
-    std::vector<std::string_view> m_fields;
-    std::uint64_t m_skipped = 0;
 };
 
 // ------------------------------------------------------------------------------------------

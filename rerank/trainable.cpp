@@ -13,6 +13,7 @@
 #include "rerank/bert.hpp"
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/bi_encoder.hpp"
+#include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"
@@ -195,12 +196,7 @@ public:
           m_tokenizer_settings(std::move(tokenizer_settings)), m_options(options) {
         if (!m_model || !m_tokenizer) throw InvalidArgument("trainable BERT: null model/tokenizer");
         const auto& c = m_model->config();
-        if (static_cast<std::int64_t>(m_tokenizer->vocab().size()) > c.vocab_size) {
-            throw InvalidArgument("trainable BERT: vocabulary of " +
-                                  std::to_string(m_tokenizer->vocab().size()) +
-                                  " tokens exceeds the model's " + std::to_string(c.vocab_size) +
-                                  " embeddings");
-        }
+        check_vocabulary_fits(*m_model, m_tokenizer->vocab(), "trainable BERT");
         m_net = BertModelAccess::net(*m_model);
         for (auto& p : m_net->named_parameters(true)) {
             // DistilBERT's sinusoidal positions are fixed (transformers freezes them).

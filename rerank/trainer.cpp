@@ -20,9 +20,9 @@
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
-#include "rerank/bert.hpp"
 #include "rerank/detail/train_losses.hpp"
 #include "rerank/detail/trainable.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace plumb::rerank {
 

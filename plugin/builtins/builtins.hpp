@@ -24,9 +24,10 @@
 ///                  "similarity": "dot", "threads": 0}             (BERT-DOT re-scoring)
 ///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0,
 ///                  "token_type_ids": true}
-/// Each factory is its stage's from_config() (index/bm25_retriever.hpp, rerank/bi_encoder.hpp,
-/// rerank/hybrid_retriever.hpp, eval/run_retriever.hpp, rerank/tk_stage.hpp,
-/// rerank/cross_encoder.hpp, rerank/torchscript_stage.hpp, debias/post_filters.hpp).
+/// Each factory is its stage's from_config() (index/bm25_retriever.hpp,
+/// rerank/dense_retriever.hpp, rerank/hybrid_retriever.hpp, eval/run_retriever.hpp,
+/// rerank/tk_stage.hpp, rerank/cross_encoder.hpp, rerank/bi_encoder_stage.hpp,
+/// rerank/torchscript_stage.hpp, debias/post_filters.hpp).
 /// Post-filters ("post_filters"): "fair_topk", "bias_balance" (alias "balance"),
 ///   "near_duplicates" (alias "dedup"), configured as in debias/post_filters.hpp; their document
 ///   source is the pipeline's. Each reports bias and utility before and after for every query in

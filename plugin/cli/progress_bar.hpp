@@ -1,7 +1,8 @@
 #pragma once
 /// \file progress_bar.hpp
 /// A terminal progress bar for the CLI (stderr, redrawn at most 10 times a second; a plain line
-/// every ~5 s when stderr is not a terminal).
+/// every ~5 s when stderr is not a terminal), optionally with a free-text note after the counts
+/// (training: the loss and examples/s).
 
 #include <chrono>
 #include <cstdint>
@@ -40,13 +41,16 @@ public:
     void update(std::uint64_t done, std::uint64_t total) {
         if (!m_enabled) return;
         std::lock_guard lock(m_mutex);
-        m_done = done;
-        m_total = total;
-        auto now = std::chrono::steady_clock::now();
-        auto interval = m_tty ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
-        if (now - m_last < interval) return;
-        m_last = now;
-        draw(now, false);
+        advance(done, total);
+    }
+
+    /// As update(done, total), with a free-text `note` drawn after the counts (e.g. "loss
+    /// 0.1234, 52.1 examples/s"); it stays on the line until the next note replaces it.
+    void update(std::uint64_t done, std::uint64_t total, std::string note) {
+        if (!m_enabled) return;
+        std::lock_guard lock(m_mutex);
+        m_note = std::move(note);
+        advance(done, total);
     }
 
     void finish() {
@@ -57,6 +61,16 @@ public:
     }
 
 private:
+    void advance(std::uint64_t done, std::uint64_t total) {
+        m_done = done;
+        m_total = total;
+        auto now = std::chrono::steady_clock::now();
+        auto interval = m_tty ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
+        if (now - m_last < interval) return;
+        m_last = now;
+        draw(now, false);
+    }
+
     void draw(std::chrono::steady_clock::time_point now, bool final) {
         double secs = std::chrono::duration<double>(now - m_start).count();
         double rate = secs > 0 ? static_cast<double>(m_done) / secs : 0.0;
@@ -81,6 +95,7 @@ private:
                           m_unit.c_str(), secs);
             line += buf;
         }
+        if (!m_note.empty()) line += ", " + m_note;
         m_drawn = true;
         if (m_tty) {
             std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
@@ -90,7 +105,7 @@ private:
         std::fflush(stderr);
     }
 
-    std::string m_label, m_unit;
+    std::string m_label, m_unit, m_note;
     bool m_enabled, m_tty, m_finished = false, m_drawn = false;
     int m_uncaught = std::uncaught_exceptions();
     std::mutex m_mutex;

@@ -22,6 +22,7 @@
 #include "plugin/pipeline_config.hpp"
 #include "plugin/registry.hpp"
 #include "rerank/bi_encoder.hpp"
+#include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"

@@ -17,6 +17,7 @@
 #include "rerank/bert.hpp"
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/safetensors.hpp"
+#include "rerank/torch_threads.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;

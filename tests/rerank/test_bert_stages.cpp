@@ -13,9 +13,12 @@
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/bi_encoder.hpp"
+#include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/dense_index.hpp"
+#include "rerank/dense_retriever.hpp"
 #include "rerank/fusion.hpp"
+#include "rerank/vector_store.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;

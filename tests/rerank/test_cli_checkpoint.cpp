@@ -11,6 +11,7 @@
 
 #include "plugin/text_io.hpp"
 #include "rerank/safetensors.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -23,12 +24,8 @@ fs::path temp_dir() {
     return dir;
 }
 
-int run(const std::string& args, const fs::path& out) {
-    const std::string cmd =
-        std::string(PLUMB_CLI_PATH) + " " + args + " > " + out.string() + " 2>&1";
-    const int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+/// `plumb <args>` with its output in `out` (tests/support/cli.hpp).
+constexpr auto& run = plumb::test::run_plumb_to;
 
 }  // namespace
 

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "plugin/text_io.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/trec_run.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,28 +28,11 @@ struct TempDir : plumb::test::TempDir {
     TempDir() : plumb::test::TempDir("plumb_test_cli_rerank") {}
 };
 
-int run(const std::string& args, const fs::path& log) {
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+/// `plumb <args>` with its output in `log` (tests/support/cli.hpp).
+constexpr auto& run = plumb::test::run_plumb_to;
 
-struct RunLine {
-    std::string qid, docid;
-    int rank;
-    double score;
-};
-
-std::vector<RunLine> read_run(const fs::path& p) {
-    std::vector<RunLine> out;
-    std::ifstream in(p);
-    std::string qid, q0, docid, tag;
-    int rank;
-    double score;
-    while (in >> qid >> q0 >> docid >> rank >> score >> tag)
-        out.push_back({qid, docid, rank, score});
-    return out;
-}
+/// The lines of a run file as written (tests/support/trec_run.hpp).
+constexpr auto& read_run = plumb::test::read_run_lines;
 
 struct Fixture {
     TempDir tmp;

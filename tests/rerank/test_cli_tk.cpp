@@ -12,10 +12,13 @@
 
 #include "plugin/text_io.hpp"
 #include "rerank/tk_model.hpp"
+#include "tests/rerank/fixtures.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
+using plumb::test::write_text;
 
 namespace {
 
@@ -24,15 +27,8 @@ struct TempDir : plumb::test::TempDir {
     TempDir() : plumb::test::TempDir("plumb_test_cli_tk") {}
 };
 
-int run(const std::string& args, const fs::path& log) {
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-void write_text(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
-}
+/// `plumb <args>` with its output in `log` (tests/support/cli.hpp).
+constexpr auto& run = plumb::test::run_plumb_to;
 
 }  // namespace
 

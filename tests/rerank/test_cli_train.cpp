@@ -18,34 +18,20 @@
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/tk_model.hpp"
+#include "tests/rerank/fixtures.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace plumb::rerank;
+using plumb::test::copy_reference_model;
+using plumb::test::write_text;
 
 namespace {
 
-const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
-
-int run(const std::string& args, const fs::path& log) {
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-void write_text(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
-}
-
-fs::path copy_ref(const std::string& name, const fs::path& dir) {
-    fs::path out = dir / name;
-    fs::create_directories(out);
-    for (const auto& e : fs::directory_iterator(kRef / name)) {
-        fs::copy_file(e.path(), out / e.path().filename(), fs::copy_options::overwrite_existing);
-    }
-    return out;
-}
+/// `plumb <args>` with its output in `log` (tests/support/cli.hpp).
+constexpr auto& run = plumb::test::run_plumb_to;
 
 /// A generated corpus, its index, a BM25 run, a tiny TK init and BERT triples, made once.
 class CliTrain : public ::testing::Test {
@@ -102,21 +88,11 @@ protected:
                   0)
             << plumb::read_file(log);
         // text triples in the tiny BERT vocabulary, with gender words for IBBR
-        std::string t;
-        const char* rows[][3] = {
-            {"where is the cat", "he sat on the mat with the cat", "a big red car"},
-            {"what is the dog", "she ran with the dog", "blue fish swim"},
-            {"where is the bird", "the man saw a bird fly on a tree", "hello world"},
-            {"what is a fish", "the woman saw a blue fish swim", "the red car ran"},
-        };
-        for (int k = 0; k < 16; ++k) {
-            auto& r = rows[k % 4];
-            t += std::string(r[0]) + "\t" + r[1] + "\t" + r[2] + "\n";
-        }
-        write_text(dir / "triples.tsv", t);
-        write_text(dir / "gender.txt", "he,m\nshe,f\nman,m\nwoman,f\n");
-        copy_ref("tiny_bert_cat1", dir);
-        copy_ref("tiny_bert_base", dir);
+        write_text(dir / "triples.tsv",
+                   plumb::test::triples_tsv(plumb::test::kTinyBertGenderedTriples, 16));
+        write_text(dir / "gender.txt", plumb::test::kTinyGenderWords);
+        copy_reference_model("tiny_bert_cat1", dir);
+        copy_reference_model("tiny_bert_base", dir);
     }
     static void TearDownTestSuite() { fs::remove_all(dir); }
 

@@ -23,6 +23,7 @@
 #include "rerank/pytorch_checkpoint.hpp"
 #include "rerank/safetensors.hpp"
 #include "rerank/torchscript_stage.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -334,12 +335,8 @@ TEST(CheckpointFormat, MagicBytes) {
 }
 
 namespace {
-int run_cli(const std::string& args, const fs::path& out) {
-    const std::string cmd =
-        std::string(PLUMB_CLI_PATH) + " " + args + " > " + out.string() + " 2>&1";
-    const int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+/// `plumb <args>` with its output in `out` (tests/support/cli.hpp).
+constexpr auto& run_cli = plumb::test::run_plumb_to;
 }  // namespace
 
 TEST_F(PytorchCheckpoint, CheckpointInfoCli) {

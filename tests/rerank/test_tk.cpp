@@ -19,10 +19,12 @@
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
 #include "rerank/tk_tokenizer.hpp"
+#include "tests/rerank/fixtures.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
+using plumb::test::write_text;
 
 namespace {
 
@@ -31,10 +33,6 @@ fs::path temp_dir(const std::string& name) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;
-}
-
-void write_text(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
 }
 
 /// Replaces some tensors of a saved model's safetensors file.

@@ -17,6 +17,7 @@
 #include "rerank/bert.hpp"
 #include "rerank/bert_checkpoint.hpp"
 #include "rerank/bi_encoder.hpp"
+#include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
 #include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"

@@ -23,24 +23,21 @@
 #include "rerank/tk_stage.hpp"
 #include "rerank/train_data.hpp"
 #include "rerank/trainer.hpp"
+#include "tests/rerank/fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace plumb::rerank;
 using json = nlohmann::json;
+using plumb::test::copy_reference_model;
+using plumb::test::write_text;
 
 namespace {
-
-const fs::path kRef = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference";
 
 /// A scratch folder (tests/support/temp_dir.hpp) with this file's name prefix.
 struct TempDir : plumb::test::TempDir {
     TempDir() : plumb::test::TempDir("plumb_test_trainer") {}
 };
-
-void write_text(const fs::path& p, const std::string& s) {
-    std::ofstream(p, std::ios::binary) << s;
-}
 
 std::string bytes_of(const fs::path& p) { return plumb::read_file(p); }
 
@@ -88,15 +85,6 @@ fs::path tiny_tk(const fs::path& dir, std::uint64_t seed = 3) {
     return out;
 }
 
-fs::path copy_ref(const std::string& name, const fs::path& dir) {
-    fs::path out = dir / name;
-    fs::create_directories(out);
-    for (const auto& e : fs::directory_iterator(kRef / name)) {
-        fs::copy_file(e.path(), out / e.path().filename());
-    }
-    return out;
-}
-
 TrainingStream stream_of(const fs::path& triples, std::uint64_t seed, std::size_t buffer = 8,
                          std::uint64_t epochs = 0) {
     StreamOptions so;
@@ -118,6 +106,24 @@ TrainOptions tk_options(const fs::path& init, const fs::path& out) {
     o.threads = 1;
     o.group_lr = {{"embeddings", 1e-2}, {"contextualizer", 1e-2}, {"kernels", 1e-2}};
     o.log_every = 1;
+    o.tune_depths.clear();
+    return o;
+}
+
+/// Tiny reference BERT (`kind`) for 30 steps of 4 examples at a constant rate of 3e-3.
+TrainOptions tiny_bert_options(ModelKind kind, Objective objective, const fs::path& init,
+                               const fs::path& out) {
+    TrainOptions o;
+    o.model = kind;
+    o.objective = objective;
+    o.init = init;
+    o.output = out;
+    o.batch_size = 4;
+    o.max_steps = 30;
+    o.lr = 3e-3;
+    o.linear_decay = false;
+    o.threads = 1;
+    o.log_every = 10;
     o.tune_depths.clear();
     return o;
 }
@@ -257,34 +263,10 @@ TEST(Trainer, TkHingeLossFalls) {
 
 TEST(Trainer, TinyBertCatLossFalls) {
     TempDir t;
-    auto init = copy_ref("tiny_bert_cat1", t.path);
-    std::string s;
-    // tiny vocabulary: the cat sat on mat dog ran a big red blue fish swim hello world what is
-    // where bird fly tree car
-    const char* rows[][3] = {
-        {"where is the cat", "the cat sat on the mat", "a big red car"},
-        {"what is the dog", "the dog ran", "blue fish swim"},
-        {"where is the bird", "a bird fly on a tree", "hello world"},
-        {"what is a fish", "a blue fish swim", "the red car ran"},
-    };
-    for (int k = 0; k < 32; ++k) {
-        auto& r = rows[k % 4];
-        s += std::string(r[0]) + "\t" + r[1] + "\t" + r[2] + "\n";
-    }
-    write_text(t.path / "triples.tsv", s);
-    TrainOptions o;
-    o.model = ModelKind::Cat;
-    o.objective = Objective::CrossEntropy;
-    o.init = init;
-    o.output = t.path / "out";
-    o.batch_size = 4;
-    o.max_steps = 30;
-    o.lr = 3e-3;
-    o.linear_decay = false;
-    o.threads = 1;
-    o.log_every = 10;
+    auto init = copy_reference_model("tiny_bert_cat1", t.path);
+    write_text(t.path / "triples.tsv", plumb::test::triples_tsv(plumb::test::kTinyBertTriples, 32));
+    auto o = tiny_bert_options(ModelKind::Cat, Objective::CrossEntropy, init, t.path / "out");
     o.max_length = 32;
-    o.tune_depths.clear();
     auto st = stream_of(t.path / "triples.tsv", 5);
     auto r = train(o, st);
     EXPECT_LT(r.last_loss, r.first_loss) << r.first_loss << " -> " << r.last_loss;
@@ -551,34 +533,14 @@ TEST(Trainer, EqualizeIrFewerStepsTrainsTheWeakLearnerFirst) {
 
 TEST(Trainer, ContrastiveAndIbbrOnTinyBertDot) {
     TempDir t;
-    auto init = copy_ref("tiny_bert_base", t.path);
-    write_text(t.path / "gender.txt", "he,m\nshe,f\nman,m\nwoman,f\n");
-    std::string s;
-    const char* rows[][3] = {
-        {"where is the cat", "he sat on the mat with the cat", "a big red car"},
-        {"what is the dog", "she ran with the dog", "blue fish swim"},
-        {"where is the bird", "the man saw a bird fly on a tree", "hello world"},
-        {"what is a fish", "the woman saw a blue fish swim", "the red car ran"},
-    };
-    for (int k = 0; k < 32; ++k) {
-        auto& r = rows[k % 4];
-        s += std::string(r[0]) + "\t" + r[1] + "\t" + r[2] + "\n";
-    }
-    write_text(t.path / "triples.tsv", s);
-    TrainOptions o;
-    o.model = ModelKind::Dot;
-    o.objective = Objective::Contrastive;
-    o.init = init;
-    o.output = t.path / "contrastive";
-    o.batch_size = 4;
-    o.max_steps = 30;
-    o.lr = 3e-3;
-    o.linear_decay = false;
-    o.threads = 1;
-    o.log_every = 10;
+    auto init = copy_reference_model("tiny_bert_base", t.path);
+    write_text(t.path / "gender.txt", plumb::test::kTinyGenderWords);
+    write_text(t.path / "triples.tsv",
+               plumb::test::triples_tsv(plumb::test::kTinyBertGenderedTriples, 32));
+    auto o =
+        tiny_bert_options(ModelKind::Dot, Objective::Contrastive, init, t.path / "contrastive");
     o.query_max_length = 16;
     o.passage_max_length = 24;
-    o.tune_depths.clear();
     auto st = stream_of(t.path / "triples.tsv", 5);
     auto r = train(o, st);
     EXPECT_LT(r.last_loss, r.first_loss);

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace plumb::test {
@@ -27,6 +29,16 @@ inline CliResult run_plumb(const std::string& args, bool merge_stderr = true) {
     const int st = ::pclose(p);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
+}
+
+/// Runs `plumb <args>` (args passed to the shell as written) with standard output and standard
+/// error written to the file `log`; returns the exit status (-1 when the process did not exit
+/// normally).
+inline int run_plumb_to(const std::string& args, const std::filesystem::path& log) {
+    const std::string cmd =
+        std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace plumb::test
