@@ -21,6 +21,7 @@
 #include "eval/subsets.hpp"
 #include "index/document_sources.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/output.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -421,7 +422,7 @@ const cli::CommandRegistrar kLiwcCommand("eval-liwc", [](CLI::App& app) {
     sub->add_option("--group-a", a->group_a, "label of group A (default f)");
     sub->add_option("--group-b", a->group_b, "label of group B (default m)");
     sub->add_option("--k", a->k, "top-k passages per query (default 10)")
-        ->check(CLI::PositiveNumber);
+        ->check(plumb::cli::positive_count());
     a->out.add(sub);
     sub->callback([a]() { run_liwc(*a); });
 });

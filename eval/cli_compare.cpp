@@ -17,6 +17,7 @@
 #include "eval/evaluator.hpp"
 #include "eval/subsets.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/output.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -367,7 +368,7 @@ const cli::CommandRegistrar kGroupsCommand("eval-groups", [](CLI::App& app) {
     sub->add_option("--kind", a->kind, "auto | numeric | categorical (default auto)");
     sub->add_option("--quantiles", a->quantiles,
                     "numeric: number of quantile buckets (default 3: easy/medium/hard, low = easy)")
-        ->check(CLI::PositiveNumber);
+        ->check(plumb::cli::positive_count());
     sub->add_option("--edges", a->edges, "numeric: fixed inner edges e1,e2,... (right-closed)");
     sub->add_option("--labels", a->labels, "bucket names, comma-separated");
     sub->add_option("--sd", a->sd, "population | sample (default population)");

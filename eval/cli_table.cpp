@@ -15,6 +15,7 @@
 #include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/output.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -253,7 +254,7 @@ const cli::CommandRegistrar kBiasTableCommand("bias-table", [](CLI::App& app) {
         ->required();
     sub->add_option("--variant", a->variant, "tc | tf | bool (default tc)");
     sub->add_option("--cutoff", a->cutoff, "t of RaB@t / ARaB@t (default 10)")
-        ->check(CLI::PositiveNumber);
+        ->check(plumb::cli::positive_count());
     sub->add_option("--labels", a->labels,
                     "passage labels docid<TAB>d for |dA-PRF| (plumb debias gender: BIAS.ibbr.tsv)");
     a->qrels.add(sub, "qrels for |dA-PRF| (with --labels)", false,

@@ -148,7 +148,7 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         ->required();
     cmd->add_option("--k,--hits", args->k, "Results per query")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(plumb::cli::positive_count());
     plumb::cli::add_threads_option(cmd, "--threads,-t", args->threads, "Search threads");
     cmd->add_option("--bm25.k1", args->k1, "BM25 k1")->capture_default_str()->check(
         CLI::Range(0.0f, 100.0f));

@@ -161,10 +161,12 @@ const plumb::cli::CommandRegistrar kRerank{
             ->required()
             ->check(CLI::IsMember({"cat", "dot", "tk", "torchscript"}));
         cmd->add_option("--depth", args->depth, "Candidates re-ranked per query")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(plumb::cli::positive_count());
         cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
         cmd->add_option("--batch", args->batch, "Pairs/passages per forward pass")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(plumb::cli::positive_count());
         pr::detail::add_torch_threads_option(cmd, args->threads);
         cmd->add_option(
                "--max-length", args->max_length,
@@ -370,7 +372,9 @@ const plumb::cli::CommandRegistrar kDenseSearch{
                         "TREC topics: title, description, narrative or several joined by '+'")
             ->capture_default_str();
         cmd->add_option("--output,-o", args->output, "Output run (written atomically)")->required();
-        cmd->add_option("--k", args->k, "Results per query")->capture_default_str();
+        cmd->add_option("--k", args->k, "Results per query")
+            ->capture_default_str()
+            ->check(plumb::cli::positive_count());
         cmd->add_option("--fuse-bm25", args->fuse_run, "A run (e.g. BM25) to fuse with");
         cmd->add_option("--fusion", args->fusion,
                         "rrf (reciprocal rank fusion, k=60) or interp (min-max normalised "

@@ -179,7 +179,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     v->add_option("--limit", vec->limit, "first N passages (0 = all)")->capture_default_str();
     v->add_option("--batch", vec->batch, "passages per forward call")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(plumb::cli::positive_count());
     v->add_option("--precision", vec->precision, "significant digits")
         ->capture_default_str()
         ->check(CLI::Range(1, 9));

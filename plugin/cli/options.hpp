@@ -38,15 +38,37 @@ CLI::Option* add_threads_option(CLI::App* cmd, const std::string& names, T& out,
         ->check(CLI::Range(min, kMaxThreads));
 }
 
+/// A check for a count that must be at least 1 (`--k`, `--cutoff`, `--batch`, ...): a usage
+/// error (exit 2) "--k: 0 is not a positive whole number" for 0, a negative or a non-number.
+inline CLI::Validator positive_count() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            std::size_t used = 0;
+            unsigned long long v = 0;
+            try {
+                v = std::stoull(value, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (value.empty() || value.front() == '-' || used != value.size() || v == 0)
+                return value + " is not a positive whole number";
+            return {};
+        },
+        "POSITIVE", "positive count");
+}
+
 /// Adds `--quiet` (`help`, e.g. "No progress bar"). `-q` has one meaning in plumb, trec_eval's
 /// per-query output (`plumb eval -q`); given to this command it is a usage error naming --quiet.
 inline CLI::Option* add_quiet_flag(CLI::App* cmd, bool& quiet,
                                    const std::string& help = "No progress bar") {
-    cmd->add_flag_callback("-q", [] {
-           throw UsageError(
-               "-q is trec_eval's per-query option (plumb eval -q); use --quiet for no "
-               "progress output");
-       })->group("");
+    cmd->add_flag_callback(
+           "-q",
+           [] {
+               throw UsageError(
+                   "-q is trec_eval's per-query option (plumb eval -q); use --quiet for no "
+                   "progress output");
+           })
+        ->group("");
     return cmd->add_flag("--quiet", quiet, help);
 }
 
@@ -55,11 +77,14 @@ inline CLI::Option* add_quiet_flag(CLI::App* cmd, bool& quiet,
 /// --input-format.
 template <typename T>
 CLI::Option* add_input_format_option(CLI::App* cmd, T& format, const std::string& help) {
-    cmd->add_option_function<std::string>("--format", [](const std::string&) {
-           throw UsageError(
-               "--format names an output format; the format of this command's input is "
-               "--input-format");
-       })->group("");
+    cmd->add_option_function<std::string>(
+           "--format",
+           [](const std::string&) {
+               throw UsageError(
+                   "--format names an output format; the format of this command's input is "
+                   "--input-format");
+           })
+        ->group("");
     return cmd->add_option("--input-format", format, help);
 }
 

@@ -48,3 +48,19 @@ TEST(CliConventions, InputErrorsExitOneAndHelpExitsZero) {
     EXPECT_EQ(help.status, 0);
     EXPECT_NE(help.out.find("--topics"), std::string::npos);
 }
+
+TEST(CliConventions, ImpossibleCountsAreUsageErrors) {
+    // A count that must be at least 1 is refused while parsing (exit 2), naming the option and
+    // the value, whatever the command.
+    for (const std::string args : {"search --index x --topics y --output z --k 0",
+                                   "compare --qrels q --run a --run b --decimals -1",
+                                   "eval-groups --qrels q --run a --quantiles 0",
+                                   "eval-liwc --run r --categories c --queries q --k -3",
+                                   "bias-table --run A,r --bias-file b --cutoff x"}) {
+        auto r = cli(args);
+        EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
+        EXPECT_EQ(r.out.rfind("plumb: error: --", 0), 0u) << args << "\n" << r.out;
+    }
+    auto k0 = cli("search --index x --topics y --output z --k 0");
+    EXPECT_NE(k0.out.find("--k: 0 is not a positive whole number"), std::string::npos) << k0.out;
+}
