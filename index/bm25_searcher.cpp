@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "index/detail/bm25_exhaustive.hpp"
@@ -29,35 +30,44 @@ struct Bm25Searcher::Impl {
     const IndexData& d;
     std::shared_ptr<const std::vector<float>> default_norm;
     mutable std::mutex mu;
-    mutable std::map<std::pair<float, float>, std::shared_ptr<const std::vector<float>>> norms;
+    /// Key: k1, b (-b - 1 for Lucene lengths), avgdl (the index's own, or a sharded collection's).
+    using NormKey = std::tuple<float, float, double>;
+    mutable std::map<NormKey, std::shared_ptr<const std::vector<float>>> norms;
     mutable std::vector<std::unique_ptr<Bm25Workspace>> pool;
+    /// Sharded search: max_frac_default per term at the avgdl `bounds_avgdl` (term_stats).
+    mutable double bounds_avgdl = -1;
+    mutable std::unordered_map<std::string, float> bounds;
 
     explicit Impl(const IndexData& data) : d(data) {
         Bm25Params p;
-        default_norm = make_norm(p);
-        norms[{p.k1, p.b}] = default_norm;
+        default_norm = make_norm(p, d.info.avgdl);
+        norms[key(p, d.info.avgdl)] = default_norm;
     }
 
-    std::shared_ptr<const std::vector<float>> make_norm(const Bm25Params& p) const {
+    static NormKey key(const Bm25Params& p, double avgdl) {
+        return {p.k1, p.lucene_norms ? -p.b - 1.0f : p.b, avgdl};  // (b < 0: Lucene lengths)
+    }
+
+    std::shared_ptr<const std::vector<float>> make_norm(const Bm25Params& p, double avgdl) const {
         auto v = std::make_shared<std::vector<float>>(d.doclen.size());
         for (std::size_t i = 0; i < v->size(); ++i) {
             const std::uint32_t dl =
                 p.lucene_norms ? detail::lucene_norm_length(d.doclen[i]) : d.doclen[i];
-            (*v)[i] = detail::bm25_norm(p.k1, p.b, dl, d.info.avgdl);
+            (*v)[i] = detail::bm25_norm(p.k1, p.b, dl, avgdl);
         }
         return v;
     }
 
-    std::shared_ptr<const std::vector<float>> norm_for(const Bm25Params& p) const {
+    std::shared_ptr<const std::vector<float>> norm_for(const Bm25Params& p, double avgdl) const {
         std::lock_guard lock(mu);
-        auto it = norms.find({p.k1, p.lucene_norms ? -p.b - 1.0f : p.b});
+        auto it = norms.find(key(p, avgdl));
         if (it != norms.end()) return it->second;
         if (norms.size() > 8) {  // bound memory: keep the default only
             norms.clear();
-            norms[{Bm25Params{}.k1, Bm25Params{}.b}] = default_norm;
+            norms[key(Bm25Params{}, d.info.avgdl)] = default_norm;
         }
-        auto v = make_norm(p);
-        norms[{p.k1, p.lucene_norms ? -p.b - 1.0f : p.b}] = v;  // (b < 0: Lucene lengths)
+        auto v = make_norm(p, avgdl);
+        norms[key(p, avgdl)] = v;
         return v;
     }
 
@@ -127,6 +137,18 @@ std::vector<Hit> Bm25Searcher::search(std::string_view query_text, std::size_t k
 
 std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms, std::size_t k,
                                             const SearchOptions& options) const {
+    return search_impl(terms, k, options, nullptr);
+}
+
+std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms, std::size_t k,
+                                            const SearchOptions& options,
+                                            const ShardStats& global) const {
+    return search_impl(terms, k, options, &global);
+}
+
+std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, std::size_t k,
+                                           const SearchOptions& options,
+                                           const ShardStats* global) const {
     const auto& p = options.bm25;
     if (!(p.k1 >= 0.0f) || !std::isfinite(p.k1) || !(p.b >= 0.0f && p.b <= 1.0f)) {
         throw InvalidArgument("BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1");
@@ -134,9 +156,12 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
     const IndexData& d = m_index->data();
     if (k == 0 || !d.segment || terms.empty()) return {};
     const bool default_params = p.k1 == Bm25Params{}.k1 && p.b == Bm25Params{}.b && !p.lucene_norms;
-    auto norm = default_params ? m_impl->default_norm : m_impl->norm_for(p);
+    // Sharded search: the whole collection's N, avgdl, df and bounds replace this index's own.
+    const double avgdl = global ? global->collection.avgdl() : d.info.avgdl;
+    auto norm =
+        default_params && avgdl == d.info.avgdl ? m_impl->default_norm : m_impl->norm_for(p, avgdl);
     const float k1p1 = p.k1 + 1.0f;
-    const double n = static_cast<double>(d.info.documents);
+    const double n = static_cast<double>(global ? global->collection.documents : d.info.documents);
 
     Bm25Query query;
     query.norm = norm->data();  // (`norm` keeps it alive until the search ends)
@@ -158,20 +183,28 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
         if (!(weights[i] > 0.0f) || !std::isfinite(weights[i])) continue;
         const TermEntry* e = d.find_term(seen[i]);
         if (!e || e->df <= 0) continue;
-        double df = e->df;
+        const TermStats* g = global ? global->find(seen[i]) : nullptr;
+        if (global && !g) {
+            throw InvalidArgument("sharded search: the global statistics lack the query term '" +
+                                  std::string(seen[i]) + "'");
+        }
+        // (A term absent here but present elsewhere is dropped like an absent one: the stable
+        // sort below keeps the other terms in the order the whole collection gives them.)
+        const double df = g ? static_cast<double>(g->df) : static_cast<double>(e->df);
+        const std::uint32_t max_tf = g ? g->max_tf : e->max_tf;
+        const std::uint32_t min_dl = g ? g->min_dl : e->min_dl;
         auto idf = static_cast<float>(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
         // Lucene 8+ drops BM25's constant (k1 + 1) factor: with Lucene's lengths, scores are
         // scaled like Lucene's too (the ranking does not change).
         float w = p.lucene_norms ? weights[i] * idf / k1p1 : weights[i] * idf;
         float frac_ub =
             default_params
-                ? e->max_frac_default
+                ? (g ? g->max_frac_default : e->max_frac_default)
                 : detail::bm25_frac(
-                      static_cast<float>(e->max_tf), k1p1,
+                      static_cast<float>(max_tf), k1p1,
                       detail::bm25_norm(
-                          p.k1, p.b,
-                          p.lucene_norms ? detail::lucene_norm_length(e->min_dl) : e->min_dl,
-                          d.info.avgdl));
+                          p.k1, p.b, p.lucene_norms ? detail::lucene_norm_length(min_dl) : min_dl,
+                          avgdl));
         q.push_back({e, w, static_cast<double>(w) * static_cast<double>(frac_ub)});
     }
     if (q.empty()) return {};
@@ -208,6 +241,69 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
         // The workspace may hold stale accumulators: drop it.
         detail::rethrow_lucene(e, "search failed");
     }
+}
+
+ShardStats Bm25Searcher::term_stats(std::span<const std::string> terms,
+                                    const CollectionStats& collection,
+                                    const Bm25Params& params) const {
+    const IndexData& d = m_index->data();
+    ShardStats out;
+    out.collection = collection_stats(*m_index);
+    const Bm25Params defaults;
+    const bool default_params =
+        params.k1 == defaults.k1 && params.b == defaults.b && !params.lucene_norms;
+    const double avgdl = collection.avgdl();
+    std::shared_ptr<const std::vector<float>> norm;  // (default k1, b at the collection's avgdl)
+    std::unique_ptr<Bm25Workspace> ws;
+    for (const auto& term : terms) {
+        TermStats& t = out.terms[term];
+        const TermEntry* e = d.find_term(term);
+        if (!e || e->df <= 0) continue;
+        t.df = static_cast<std::uint64_t>(e->df);
+        t.max_tf = e->max_tf;
+        t.min_dl = e->min_dl;
+        if (!default_params) continue;
+        if (avgdl == d.info.avgdl) {  // the bound stored at index time is the one wanted
+            t.max_frac_default = e->max_frac_default;
+            continue;
+        }
+        {
+            std::lock_guard lock(m_impl->mu);
+            if (m_impl->bounds_avgdl != avgdl) {
+                m_impl->bounds.clear();
+                m_impl->bounds_avgdl = avgdl;
+            }
+            auto it = m_impl->bounds.find(term);
+            if (it != m_impl->bounds.end()) {
+                t.max_frac_default = it->second;
+                continue;
+            }
+        }
+        // Exactly the index builder's computation (index_builder.cpp), at the collection's avgdl.
+        if (!norm) norm = m_impl->norm_for(defaults, avgdl);
+        if (!ws) ws = m_impl->acquire();
+        const float k1p1 = defaults.k1 + 1.0f;
+        const float* nm = norm->data();
+        const int32_t* docs = &*ws->docs.begin();
+        const int32_t* freqs = &*ws->freqs.begin();
+        float max_frac = 0;
+        try {
+            ws->for_blocks(ws->cursor(0), *e, [&](int32_t n) {
+                for (int32_t j = 0; j < n; ++j) {
+                    max_frac = std::max(max_frac,
+                                        detail::bm25_frac(static_cast<float>(freqs[j]), k1p1,
+                                                          nm[static_cast<std::uint32_t>(docs[j])]));
+                }
+            });
+        } catch (const Lucene::LuceneException& ex) {
+            detail::rethrow_lucene(ex, "reading postings failed");
+        }
+        t.max_frac_default = max_frac;
+        std::lock_guard lock(m_impl->mu);
+        if (m_impl->bounds_avgdl == avgdl) m_impl->bounds.emplace(term, max_frac);
+    }
+    if (ws) m_impl->release(std::move(ws));
+    return out;
 }
 
 RankedList Bm25Searcher::to_ranked_list(const std::string& qid, std::span<const Hit> hits) const {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "index/passage_index.hpp"
+#include "index/shard_stats.hpp"
 #include "plugin/progress.hpp"
 #include "plugin/types.hpp"
 
@@ -113,6 +114,22 @@ public:
     std::vector<Hit> search_terms(std::span<const WeightedTerm> terms, std::size_t k,
                                   const SearchOptions& options = {}) const;
 
+    /// Sharded search (shard_stats.hpp): this index's statistics of `terms` (analysed terms),
+    /// with max_frac_default taken at the avgdl of `collection` (the combined collection
+    /// statistics of all shards) when `params` are the defaults, else left 0. The first call for
+    /// a term under a new avgdl scans its postings once (then cached; none when `collection`'s
+    /// avgdl is this index's own). Terms absent here get df 0. Thread-safe.
+    ShardStats term_stats(std::span<const std::string> terms, const CollectionStats& collection,
+                          const Bm25Params& params = {}) const;
+
+    /// Top-k of this index's documents scored with the whole collection's statistics `global`
+    /// (combine() of every shard's term_stats for these terms) instead of this index's own: the
+    /// scores are bit-identical to those one index over the whole collection gives, and so is
+    /// the order (ties by external id). Throws InvalidArgument when `global` lacks a query term
+    /// that occurs in this index. RM3 is not applied here. Thread-safe.
+    std::vector<Hit> search_terms(std::span<const WeightedTerm> terms, std::size_t k,
+                                  const SearchOptions& options, const ShardStats& global) const;
+
     /// The bag of words of a query: analysed terms with their counts as weights, in order of
     /// first occurrence.
     std::vector<WeightedTerm> query_terms(std::string_view query_text) const;
@@ -133,6 +150,8 @@ public:
 
 private:
     struct Impl;
+    std::vector<Hit> search_impl(std::span<const WeightedTerm> terms, std::size_t k,
+                                 const SearchOptions& options, const ShardStats* global) const;
     std::shared_ptr<const PassageIndex> m_index;
     std::unique_ptr<Impl> m_impl;
 };

@@ -5,9 +5,10 @@
 #include <optional>
 
 #include "index/index_builder.hpp"
+#include "index/shard_builder.hpp"
 #include "plugin/cli/command.hpp"
-#include "plugin/cli/progress_bar.hpp"
 #include "plugin/cli/options.hpp"
+#include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 
 namespace {
@@ -25,6 +26,7 @@ struct IndexArgs {
     bool no_title = false;
     double ram_mb = 256;
     bool allow_empty = false;
+    std::size_t shards = 0;  ///< 0: one index
     bool quiet = false;
 };
 
@@ -52,7 +54,13 @@ void run_index(const IndexArgs& a) {
     {
         plumb::cli::ProgressBar bar("index", "bytes", !a.quiet);
         try {
-            s = plumb::index::build_index(a.corpus, a.index, o, bar.callback(), &g_cancel);
+            if (a.shards > 0) {
+                s = plumb::index::build_shards(a.corpus, a.index, a.shards, o, bar.callback(),
+                                               &g_cancel)
+                        .total;
+            } else {
+                s = plumb::index::build_index(a.corpus, a.index, o, bar.callback(), &g_cancel);
+            }
         } catch (...) {
             std::signal(SIGINT, old_int);
             std::signal(SIGTERM, old_term);
@@ -70,6 +78,12 @@ void run_index(const IndexArgs& a) {
                 static_cast<unsigned long long>(s.skipped), o.analysis.name().c_str(), s.seconds,
                 s.seconds > 0 ? static_cast<double>(s.documents) / s.seconds : 0.0,
                 a.index.c_str());
+    if (a.shards > 0) {
+        std::printf(
+            "as %zu shards (%s/shard-000 ..., manifest %s/plumb-shards.json; terms "
+            "counted per shard)\n",
+            a.shards, a.index.c_str(), a.index.c_str());
+    }
 }
 
 const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
@@ -114,6 +128,12 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
         ->check(CLI::Range(16.0, 2000.0));
     cmd->add_flag("--allow-empty", args->allow_empty,
                   "Build an empty index from a corpus without documents (otherwise an error)");
+    cmd->add_option("--shards", args->shards,
+                    "Build N shards from contiguous ranges of the corpus, one after the other, "
+                    "as normal indexes --index/shard-000 ..., then the manifest "
+                    "--index/plumb-shards.json (plumb search --index reads it); the corpus is "
+                    "read N + 1 times")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{999}));
     plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
     cmd->callback([args] { run_index(*args); });
 }};

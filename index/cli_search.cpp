@@ -1,14 +1,17 @@
 // `plumb search`: batch BM25 (optionally RM3) retrieval of a topics file into a TREC run.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
+#include "index/shard_manifest.hpp"
+#include "index/sharded_searcher.hpp"
 #include "plugin/cli/command.hpp"
-#include "plugin/cli/progress_bar.hpp"
 #include "plugin/cli/options.hpp"
+#include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
@@ -74,7 +77,10 @@ void run_search(const SearchArgs& a) {
         want.stem = !a.no_stem;
         want.stop = !a.no_stop;
         if (a.analyzer.empty()) {
-            want.analyzer = pi::PassageIndex::open(a.index)->info().analysis.analyzer;
+            const bool sharded = pi::ShardManifest::present(a.index);
+            auto first = sharded ? pi::ShardManifest::read(a.index).shard_dir(a.index, 0)
+                                 : std::filesystem::path(a.index);
+            want.analyzer = pi::PassageIndex::open(first)->info().analysis.analyzer;
         } else {
             want.analyzer = pi::parse_analyzer_kind(a.analyzer);
         }
@@ -83,7 +89,15 @@ void run_search(const SearchArgs& a) {
     pi::TopicReadOptions topic_options;
     topic_options.skip_bad = a.skip_bad;
     topic_options.fields = pi::parse_topic_fields(a.topic_field);
-    auto searcher = pi::Bm25Searcher::open(a.index, open_options);
+    // A directory holding plumb-shards.json is a sharded index: searched over all its shards
+    // with the collection's statistics (the same run as one index over the whole corpus).
+    std::shared_ptr<const pi::Bm25Searcher> searcher;
+    std::shared_ptr<const pi::ShardedSearcher> sharded;
+    if (pi::ShardManifest::present(a.index)) {
+        sharded = pi::ShardedSearcher::open(a.index, open_options);
+    } else {
+        searcher = pi::Bm25Searcher::open(a.index, open_options);
+    }
     std::uint64_t skipped = 0;
     auto queries = pi::read_topics(a.topics, topic_options, &skipped);
 
@@ -109,9 +123,11 @@ void run_search(const SearchArgs& a) {
     for (std::size_t start = 0; start < queries.size(); start += chunk) {
         std::size_t n = std::min(chunk, queries.size() - start);
         std::span<const plumb::Query> part(queries.data() + start, n);
-        auto lists = searcher->search_batch(
-            part, a.k, o, a.threads,
-            [&](std::uint64_t d, std::uint64_t) { bar.update(done + d, queries.size()); });
+        auto progress = [&](std::uint64_t d, std::uint64_t) {
+            bar.update(done + d, queries.size());
+        };
+        auto lists = sharded ? sharded->search_batch(part, a.k, o, a.threads, progress)
+                             : searcher->search_batch(part, a.k, o, a.threads, progress);
         done += n;
         for (const auto& list : lists) {
             plumb::write_trec_run(out, list, tag);
@@ -131,7 +147,9 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         "Batch BM25 retrieval (exact document lengths; optional RM3) of a topics file "
         "(TSV qid<TAB>query or BEIR queries.jsonl) into a TREC run");
     cmd->add_option("--index,-i", args->index,
-                    "Index directory (plumb index); required unless --pipeline is given");
+                    "Index directory (plumb index), or a sharded index (a directory holding "
+                    "plumb-shards.json: plumb index --shards); required unless --pipeline is "
+                    "given");
     cmd->add_option("--pipeline", args->pipeline,
                     "JSON pipeline configuration (see `plumb pipeline`); only --topics, "
                     "--output, --threads, --tag and --quiet apply")

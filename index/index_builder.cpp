@@ -397,7 +397,12 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
         plumb::index::Document d;
         std::string joined;
         std::uint64_t last_report = 0;
-        while (reader.next(d)) {
+        std::uint64_t position = 0;  // records read, in corpus order (a shard's range)
+        while (stats.documents < options.max_documents && reader.next(d)) {
+            if (position++ < options.first_document) {
+                if ((position & 4095) == 0) check_cancel(cancel);
+                continue;
+            }
             if ((stats.documents & 255) == 0) {
                 check_cancel(cancel);
                 std::lock_guard lock(mu);

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 
 #include "index/analysis.hpp"
 #include "index/corpus.hpp"
@@ -51,6 +52,11 @@ struct IndexBuildOptions {
     /// A corpus without a single document is a ParseError unless this is set (an empty file
     /// usually means a wrong path or a failed download, not an empty collection).
     bool allow_empty = false;
+    /// Index only the records [first_document, first_document + max_documents) of the corpus
+    /// (positions in reading order, bad records skipped with skip_bad not counted): one
+    /// contiguous shard of it (shard_builder.hpp). The defaults index everything.
+    std::uint64_t first_document = 0;
+    std::uint64_t max_documents = std::numeric_limits<std::uint64_t>::max();
 };
 
 struct IndexBuildStats {

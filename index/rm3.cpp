@@ -34,11 +34,47 @@ bool feedback_term_ok(const std::string& t) {
 
 }  // namespace
 
+Rm3FeedbackDoc rm3_feedback_doc(const PassageIndex& index, std::uint32_t doc, float score) {
+    std::map<std::string, std::uint32_t> counts;
+    for (auto& t : index.analyzer().analyze(index.text_at(doc))) ++counts[t];
+    Rm3FeedbackDoc out;
+    out.score = score;
+    out.counts.reserve(counts.size());
+    for (auto& [t, c] : counts) out.counts.push_back({t, c});
+    return out;
+}
+
+std::vector<std::string> rm3_df_terms(std::span<const Rm3FeedbackDoc> feedback) {
+    std::vector<std::string> out;
+    for (const auto& fb : feedback) {
+        for (const auto& tc : fb.counts) {
+            if (feedback_term_ok(tc.term)) out.push_back(tc.term);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 std::vector<WeightedTerm> rm3_expand(const PassageIndex& index,
                                      std::span<const WeightedTerm> query_terms,
                                      std::span<const Hit> feedback, const Rm3Params& params) {
-    const auto& analyzer = index.analyzer();
-    const auto n_docs = static_cast<float>(index.size());
+    std::size_t nfb = std::min(params.fb_docs, feedback.size());
+    std::vector<Rm3FeedbackDoc> docs;
+    docs.reserve(nfb);
+    for (std::size_t i = 0; i < nfb; ++i) {
+        docs.push_back(rm3_feedback_doc(index, feedback[i].doc, feedback[i].score));
+    }
+    return rm3_expand(
+        query_terms, docs, [&](std::string_view t) { return index.doc_freq(t); }, index.size(),
+        params);
+}
+
+std::vector<WeightedTerm> rm3_expand(std::span<const WeightedTerm> query_terms,
+                                     std::span<const Rm3FeedbackDoc> feedback,
+                                     const std::function<std::uint64_t(std::string_view)>& doc_freq,
+                                     std::uint64_t documents, const Rm3Params& params) {
+    const auto n_docs = static_cast<float>(documents);
 
     // Original query: bag of words, L1-normalised.
     Vec q;
@@ -51,17 +87,14 @@ std::vector<WeightedTerm> rm3_expand(const PassageIndex& index,
     std::size_t nfb = std::min(params.fb_docs, feedback.size());
     std::vector<Vec> doc_vectors(nfb);
     std::vector<float> norms(nfb);
-    std::map<std::string, float> vocab_df;
     for (std::size_t i = 0; i < nfb; ++i) {
-        Vec counts;
-        for (auto& t : analyzer.analyze(index.text_at(feedback[i].doc))) counts[t] += 1.0f;
         Vec kept;
-        for (auto& [t, c] : counts) {
+        for (const auto& [t, c] : feedback[i].counts) {
             if (!feedback_term_ok(t)) continue;
             // Anserini drops terms occurring in more than 10% of the documents.
-            float ratio = n_docs > 0 ? static_cast<float>(index.doc_freq(t)) / n_docs : 0.0f;
+            float ratio = n_docs > 0 ? static_cast<float>(doc_freq(t)) / n_docs : 0.0f;
             if (ratio > 0.1f) continue;
-            kept.emplace(t, c);
+            kept.emplace(t, static_cast<float>(c));
         }
         doc_vectors[i] = prune(kept, params.fb_terms);
         norms[i] = l1(doc_vectors[i]);

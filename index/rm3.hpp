@@ -12,7 +12,11 @@
 /// Anserini reads document vectors from stored term vectors; plumb re-analyses the stored passage
 /// text with the index's analyzer, which yields the same terms and counts.
 
+#include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "index/bm25_searcher.hpp"
@@ -24,5 +28,38 @@ namespace plumb::index {
 std::vector<WeightedTerm> rm3_expand(const PassageIndex& index,
                                      std::span<const WeightedTerm> query_terms,
                                      std::span<const Hit> feedback, const Rm3Params& params);
+
+// The same in pieces, for sharded search (sharded_searcher.hpp), where the feedback documents
+// live in different shards and document frequencies are the whole collection's.
+
+/// One analysed term of a feedback document with its count.
+struct Rm3TermCount {
+    std::string term;
+    std::uint32_t count = 0;
+};
+
+/// One feedback document as RM3 needs it: its analysed term counts (term ascending) and its
+/// first-pass score.
+struct Rm3FeedbackDoc {
+    std::vector<Rm3TermCount> counts;
+    float score = 0;
+};
+
+/// Analyses internal document `doc` of `index` (the shard holding it) with its analyzer.
+/// Throws IoError, InvalidArgument.
+Rm3FeedbackDoc rm3_feedback_doc(const PassageIndex& index, std::uint32_t doc, float score);
+
+/// The terms whose collection document frequency RM3 needs for these feedback documents (those
+/// passing its character filter), ascending, unique.
+std::vector<std::string> rm3_df_terms(std::span<const Rm3FeedbackDoc> feedback);
+
+/// rm3_expand over given feedback documents (best first; the first params.fb_docs are used),
+/// with `doc_freq(term)` the collection's document frequency of every term of rm3_df_terms and
+/// `documents` the collection's size. Gives exactly rm3_expand's result when the inputs are the
+/// single index's.
+std::vector<WeightedTerm> rm3_expand(std::span<const WeightedTerm> query_terms,
+                                     std::span<const Rm3FeedbackDoc> feedback,
+                                     const std::function<std::uint64_t(std::string_view)>& doc_freq,
+                                     std::uint64_t documents, const Rm3Params& params);
 
 }  // namespace plumb::index

@@ -137,3 +137,49 @@ TEST(SearchCli, AnseriniAnalyzerOption) {
               0);
     EXPECT_NE(slurp(log).find("lucene9"), std::string::npos) << slurp(log);
 }
+
+// `plumb index --shards N` + `plumb search` over the manifest: the run files are byte-identical
+// to the single index's (BM25 and BM25 + RM3, k = 10 and 1000); a broken manifest is an error.
+TEST(SearchCli, ShardedRunsAreByteIdentical) {
+    TempDir dir("cli_shards");
+    auto log = dir / "log.txt";
+    const std::string d = dir.path.string();
+    ASSERT_EQ(run("generate --output " + d + "/gen --passages 1500 --queries 25 --quiet", log), 0)
+        << slurp(log);
+    // Topics with terms absent from the collection and from single shards too.
+    write_file(dir / "extra.tsv", slurp(dir / "gen" / "topics.tsv") + "900\tnosuchword\n");
+    ASSERT_EQ(run("index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", log), 0)
+        << slurp(log);
+    for (const char* n : {"2", "3"}) {
+        ASSERT_EQ(run("index -c " + d + "/gen/corpus.tsv -i " + d + "/s" + n + " --shards " + n +
+                          " --quiet",
+                      log),
+                  0)
+            << slurp(log);
+        EXPECT_NE(slurp(log).find(std::string("as ") + n + " shards"), std::string::npos);
+    }
+    for (const char* k : {"10", "1000"}) {
+        for (const char* extra : {"", " --rm3"}) {
+            std::string runs[3];
+            const char* ix[3] = {"whole", "s2", "s3"};
+            for (int i = 0; i < 3; ++i) {
+                auto out = d + "/run." + ix[i];
+                ASSERT_EQ(run("search -i " + d + "/" + ix[i] + " --topics " + d + "/extra.tsv -o " +
+                                  out + " --k " + k + extra + " --quiet",
+                              log),
+                          0)
+                    << slurp(log);
+                runs[i] = slurp(out);
+            }
+            SCOPED_TRACE(std::string("k=") + k + extra);
+            EXPECT_GT(runs[0].size(), 1000u);
+            EXPECT_EQ(runs[0], runs[1]);
+            EXPECT_EQ(runs[0], runs[2]);
+        }
+    }
+    // A manifest naming a missing shard.
+    plumb_test::fs::rename(dir / "s3" / "shard-002", dir / "gone");
+    EXPECT_NE(
+        run("search -i " + d + "/s3 --topics " + d + "/extra.tsv -o " + d + "/x --quiet", log), 0);
+    EXPECT_NE(slurp(log).find("shard 2 ('shard-002') is missing"), std::string::npos) << slurp(log);
+}
