@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
@@ -14,6 +16,11 @@
 #include "plugin/trec_run.hpp"
 
 namespace {
+
+std::vector<std::string> algorithm_names() {
+    const auto names = plumb::index::search_algorithm_names();
+    return {names.begin(), names.end()};
+}
 
 struct SearchArgs {
     std::string index;
@@ -168,8 +175,7 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
                     "auto (for k <= 100 block-max-maxscore, or taat-maxscore on indexes "
                     "without block-max metadata; else exhaustive), exhaustive, maxscore, "
                     "taat-maxscore or block-max-maxscore; all give identical results")
-        ->check(CLI::IsMember(std::vector<std::string>(pi::search_algorithm_names().begin(),
-                                                       pi::search_algorithm_names().end())))
+        ->check(CLI::IsMember(algorithm_names()))
         ->capture_default_str();
     cmd->add_option("--analyzer", args->analyzer,
                     "Require an index built with this analyzer (lucene3 or anserini; the "

@@ -39,9 +39,12 @@ struct BlockCursor {
     std::uint32_t tf = 0;
 
     /// Positions the cursor on the first posting of term `ordinal` (df postings).
+    /// `prefetch` (optional): a per-document array (the length norms) next() prefetches a few
+    /// postings ahead: the essential lists score every posting they visit.
     void open(const PostingsFile& f, std::uint64_t ordinal, std::uint32_t df,
-              const BlockBoundParams& bound) {
+              const BlockBoundParams& bound, const float* prefetch = nullptr) {
         m_file = &f;
+        m_prefetch = prefetch;
         m_blocks = f.blocks(ordinal);
         m_term_end = f.term_end(ordinal);
         m_df = df;
@@ -60,6 +63,9 @@ struct BlockCursor {
         if (++m_pos < m_len) {
             doc = m_docs[m_pos];
             tf = m_tfs[m_pos];
+            if (m_prefetch && m_pos + kPrefetchAhead < m_len) {
+                __builtin_prefetch(m_prefetch + m_docs[m_pos + kPrefetchAhead]);
+            }
         } else if (m_decoded + 1 < m_blocks.size()) {
             decode(m_decoded + 1);
         } else {
@@ -133,6 +139,11 @@ private:
         m_pos = 0;
         doc = m_docs[0];
         tf = m_tfs[0];
+        if (m_prefetch) {
+            for (std::uint32_t i = 1; i <= kPrefetchAhead && i < n; ++i) {
+                __builtin_prefetch(m_prefetch + m_docs[i]);
+            }
+        }
     }
     std::uint64_t slow(std::uint64_t first, const std::uint8_t*& p) const {
         std::uint64_t v = first & 0x7F;
@@ -147,7 +158,10 @@ private:
         throw IndexError("corrupt postings block in " + m_file->path().string());
     }
 
+    static constexpr std::uint32_t kPrefetchAhead = 8;
+
     const PostingsFile* m_file = nullptr;
+    const float* m_prefetch = nullptr;
     std::span<const PostingsBlock> m_blocks;
     std::uint64_t m_term_end = 0;
     std::uint32_t m_df = 0;
