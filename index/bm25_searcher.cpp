@@ -159,13 +159,16 @@ std::vector<Hit> Bm25Searcher::search_terms(std::span<const WeightedTerm> terms,
     Bm25Query query;
     query.norm = norm->data();  // (`norm` keeps it alive until the search ends)
     query.k1p1 = k1p1;
-    // Block bounds: the stored ones were computed for the default k1/b with exact lengths.
-    query.block_bound.stored = default_params;
+    // Block bounds: the stored ones were computed by the builder for the default k1/b, exact
+    // lengths and this index's own avgdl; they are valid only when the norms use exactly those
+    // (a search with another avgdl, e.g. a collection's over shards, must recompute them).
+    const double norm_avgdl = d.info.avgdl;  // the avgdl `norm` was computed with
+    query.block_bound.stored = default_params && norm_avgdl == d.info.avgdl;
     query.block_bound.k1 = p.k1;
     query.block_bound.b = p.b;
     query.block_bound.k1p1 = k1p1;
     query.block_bound.lucene_norms = p.lucene_norms;
-    query.block_bound.avgdl = d.info.avgdl;
+    query.block_bound.avgdl = norm_avgdl;
     // Merge duplicates (first occurrence order), resolve, drop absent and non-positive terms.
     auto& q = query.terms;
     std::vector<std::string_view> seen;
