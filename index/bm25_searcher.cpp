@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "index/detail/bm25_block_max_maxscore.hpp"
 #include "index/detail/bm25_exhaustive.hpp"
 #include "index/detail/bm25_maxscore.hpp"
 #include "index/detail/bm25_query.hpp"
@@ -99,6 +100,23 @@ std::vector<Hit> run(const Bm25Query& query, Bm25Workspace& ws, Queue top) {
 
 }  // namespace
 
+std::span<const std::string_view> search_algorithm_names() {
+    static constexpr std::string_view kNames[] = {"auto", "exhaustive", "maxscore", "taat-maxscore",
+                                                  "block-max-maxscore"};
+    return kNames;
+}
+
+SearchAlgorithm search_algorithm_from_name(std::string_view name) {
+    const auto names = search_algorithm_names();
+    std::string known;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == name) return static_cast<SearchAlgorithm>(i);
+        known += (i ? ", " : "") + std::string(names[i]);
+    }
+    throw InvalidArgument("unknown BM25 algorithm '" + std::string(name) + "' (known: " + known +
+                          ")");
+}
+
 Bm25Searcher::Bm25Searcher(std::shared_ptr<const PassageIndex> index) : m_index(std::move(index)) {
     if (!m_index) throw InvalidArgument("Bm25Searcher: null index");
     m_impl = std::make_unique<Impl>(m_index->data());
@@ -166,6 +184,16 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     Bm25Query query;
     query.norm = norm->data();  // (`norm` keeps it alive until the search ends)
     query.k1p1 = k1p1;
+    // Block bounds: the stored ones were computed by the builder for the default k1/b, exact
+    // lengths and this index's own avgdl; they are valid only when the norms use exactly those
+    // (a search with another avgdl, e.g. a collection's over shards, must recompute them).
+    const double norm_avgdl = d.info.avgdl;  // the avgdl `norm` was computed with
+    query.block_bound.stored = default_params && norm_avgdl == d.info.avgdl;
+    query.block_bound.k1 = p.k1;
+    query.block_bound.b = p.b;
+    query.block_bound.k1p1 = k1p1;
+    query.block_bound.lucene_norms = p.lucene_norms;
+    query.block_bound.avgdl = norm_avgdl;
     // Merge duplicates (first occurrence order), resolve, drop absent and non-positive terms.
     auto& q = query.terms;
     std::vector<std::string_view> seen;
@@ -214,9 +242,19 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                      [](const Bm25Term& a, const Bm25Term& b) { return a.ub > b.ub; });
 
     SearchAlgorithm alg = options.algorithm;
+    const bool blocks = d.postings.has_blocks();
     if (alg == SearchAlgorithm::Auto) {
-        alg = k <= options.pruning_max_k ? SearchAlgorithm::TaatMaxScore
-                                         : SearchAlgorithm::Exhaustive;
+        alg = k > options.pruning_max_k ? SearchAlgorithm::Exhaustive
+              : blocks                  ? SearchAlgorithm::BlockMaxMaxScore
+                                        : SearchAlgorithm::TaatMaxScore;
+    }
+    if (alg == SearchAlgorithm::BlockMaxMaxScore && !blocks) {
+        throw InvalidArgument(
+            "BM25 algorithm block-max-maxscore needs block-max metadata (postings.bin version "
+            "2); this index has " +
+            (d.postings.loaded() ? "version " + std::to_string(d.postings.version())
+                                 : std::string("no postings.bin")) +
+            ": rebuild it or choose another algorithm");
     }
     auto ws = m_impl->acquire();
     try {
@@ -225,6 +263,9 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
         switch (alg) {
             case SearchAlgorithm::MaxScore:
                 hits = run<detail::Bm25MaxScore>(query, *ws, detail::TopKHeap(k));
+                break;
+            case SearchAlgorithm::BlockMaxMaxScore:
+                hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
                 break;
             case SearchAlgorithm::TaatMaxScore:
                 hits = run<detail::Bm25TaatMaxScore>(query, *ws,

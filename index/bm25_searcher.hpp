@@ -67,12 +67,23 @@ struct Rm3Params {
 };
 
 enum class SearchAlgorithm {
-    Auto,          ///< TaatMaxScore for k <= SearchOptions::pruning_max_k, else Exhaustive
+    /// For k <= SearchOptions::pruning_max_k: BlockMaxMaxScore when the index has block-max
+    /// metadata (postings.bin version 2), else TaatMaxScore; Exhaustive for larger k.
+    Auto,
     Exhaustive,    ///< term-at-a-time over all postings (the reference)
     MaxScore,      ///< document-at-a-time with dynamic pruning
     TaatMaxScore,  ///< term-at-a-time; once the k-th partial score exceeds the remaining
                    ///< terms' bounds, only documents that can still reach it are completed
+    /// Document-at-a-time MaxScore that also skips with per-block upper bounds. Needs
+    /// postings.bin version 2: InvalidArgument from the search otherwise.
+    BlockMaxMaxScore,
 };
+
+/// The names of the SearchAlgorithm values, in enum order: "auto", "exhaustive", "maxscore",
+/// "taat-maxscore", "block-max-maxscore" (CLI --algorithm).
+std::span<const std::string_view> search_algorithm_names();
+/// The algorithm called `name`; throws InvalidArgument listing the known names.
+SearchAlgorithm search_algorithm_from_name(std::string_view name);
 
 struct SearchOptions {
     Bm25Params bm25;

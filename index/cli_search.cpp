@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
@@ -17,6 +19,11 @@
 #include "plugin/trec_run.hpp"
 
 namespace {
+
+std::vector<std::string> algorithm_names() {
+    const auto names = plumb::index::search_algorithm_names();
+    return {names.begin(), names.end()};
+}
 
 struct SearchArgs {
     std::string index;
@@ -109,10 +116,7 @@ void run_search(const SearchArgs& a) {
     o.rm3_params.fb_docs = a.fb_docs;
     o.rm3_params.fb_terms = a.fb_terms;
     o.rm3_params.original_query_weight = a.original_weight;
-    o.algorithm = a.algorithm == "exhaustive"      ? pi::SearchAlgorithm::Exhaustive
-                  : a.algorithm == "maxscore"      ? pi::SearchAlgorithm::MaxScore
-                  : a.algorithm == "taat-maxscore" ? pi::SearchAlgorithm::TaatMaxScore
-                                                   : pi::SearchAlgorithm::Auto;
+    o.algorithm = pi::search_algorithm_from_name(a.algorithm);
     std::string tag = a.tag.empty() ? (a.rm3 ? "plumb-bm25-rm3" : "plumb-bm25") : a.tag;
 
     // Streams the run in chunks of queries so that memory stays bounded for large topic sets.
@@ -186,9 +190,10 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
         ->check(CLI::Range(0.0f, 1.0f));
     cmd->add_option("--tag", args->tag, "Run tag (default plumb-bm25 / plumb-bm25-rm3)");
     cmd->add_option("--algorithm", args->algorithm,
-                    "auto (taat-maxscore for k <= 100, else exhaustive), exhaustive, maxscore or "
-                    "taat-maxscore; all give identical results")
-        ->check(CLI::IsMember({"auto", "exhaustive", "maxscore", "taat-maxscore"}))
+                    "auto (for k <= 100 block-max-maxscore, or taat-maxscore on indexes "
+                    "without block-max metadata; else exhaustive), exhaustive, maxscore, "
+                    "taat-maxscore or block-max-maxscore; all give identical results")
+        ->check(CLI::IsMember(algorithm_names()))
         ->capture_default_str();
     cmd->add_option("--analyzer", args->analyzer,
                     "Require an index built with this analyzer (lucene3 or anserini; the "

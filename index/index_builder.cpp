@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -121,10 +123,13 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
     // plumb's own postings (detail/postings.hpp), written in the same pass.
     OutFile post(tmp / detail::kPostingsFile);
     post.write(detail::kPostingsMagic, 8);
-    std::uint64_t header[2] = {0, 0};  // term count, table offset: patched below
+    // Term count, table offset, block table offset: patched below.
+    std::uint64_t header[3] = {0, 0, 0};
     post.write(header, sizeof header);
     std::vector<std::uint64_t> post_off{detail::kPostingsHeader};
     detail::PostingsEncoder enc;
+    // Block-max metadata (detail::PostingsBlock), kept in memory: 24 bytes per 128 postings.
+    std::vector<detail::PostingsBlock> blocks;
 
     auto directory = newLucene<SimpleFSDirectory>(
         StringUtils::toUnicode((tmp / detail::kLuceneDir).string()));
@@ -169,6 +174,7 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
             td->seek(terms);
             enc.clear();
             std::int64_t seen = 0;
+            std::uint32_t in_block = 0;  // postings in blocks.back()
             while (true) {
                 int32_t got = td->read(docs, freqs);
                 if (got <= 0) break;
@@ -176,12 +182,23 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
                     auto d = static_cast<std::uint32_t>(docs[i]);
                     auto tf = static_cast<std::uint32_t>(freqs[i]);
                     postings_tf_sum += tf;
+                    if (in_block == 0) {
+                        detail::PostingsBlock blk;
+                        blk.offset = post_off.back() + enc.buf.size();
+                        blk.min_dl = 0xFFFFFFFFu;
+                        blocks.push_back(blk);
+                    }
+                    auto& blk = blocks.back();
+                    const float frac = detail::bm25_frac(static_cast<float>(tf), k1p1, norm[d]);
+                    blk.last_doc = d;
+                    blk.max_tf = std::max(blk.max_tf, tf);
+                    blk.min_dl = std::min(blk.min_dl, doclen[d]);
+                    blk.max_frac = std::max(blk.max_frac, frac);
+                    if (++in_block == detail::kPostingsBlock) in_block = 0;
                     enc.add(d, tf);
                     e.max_tf = std::max(e.max_tf, tf);
                     e.min_dl = std::min(e.min_dl, doclen[d]);
-                    e.max_frac_default = std::max(
-                        e.max_frac_default,
-                        detail::bm25_frac(static_cast<float>(tf), k1p1, norm[d]));
+                    e.max_frac_default = std::max(e.max_frac_default, frac);
                 }
                 seen += got;
             }
@@ -214,12 +231,24 @@ std::uint64_t write_term_dictionary(const fs::path& tmp, const std::vector<std::
     if (std::fseek(out.f, 8, SEEK_SET) != 0) throw IoError("cannot seek in terms.bin");
     out.write(&count, sizeof count);
     out.finish();
-    // Offset table, padding, then the header fields.
+    // Offset table, alignment, block table, padding, then the header fields.
     post.write(post_off.data(), post_off.size() * sizeof(std::uint64_t));
     const char zeros[detail::kPostingsPadding] = {};
+    const std::uint64_t table_end = post_off.back() + post_off.size() * sizeof(std::uint64_t);
+    const std::uint64_t block_table = (table_end + 7) / 8 * 8;
+    post.write(zeros, block_table - table_end);
+    // Block bounds rounded up by one ulp: the factors were computed with the searcher's float
+    // arithmetic (same norm, same avgdl), so the maximum is already a bound; the ulp keeps it
+    // one should the query-time norms be rounded differently (e.g. an FMA contraction of
+    // bm25_norm). The searchers add kBoundSlack on top when they sum bounds.
+    for (auto& blk : blocks) {
+        blk.max_frac = std::nextafter(blk.max_frac, std::numeric_limits<float>::infinity());
+    }
+    post.write(blocks.data(), blocks.size() * sizeof(detail::PostingsBlock));
     post.write(zeros, sizeof zeros);
     header[0] = count;
     header[1] = post_off.back();
+    header[2] = block_table;
     if (std::fseek(post.f, 8, SEEK_SET) != 0) throw IoError("cannot seek in postings.bin");
     post.write(header, sizeof header);
     post.finish();

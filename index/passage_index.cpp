@@ -236,12 +236,19 @@ std::shared_ptr<const PassageIndex> PassageIndex::open(const fs::path& dir,
     if (total != d->info.total_length) throw IndexError("document lengths do not match metadata");
     detail::load_terms(*d, dir / "terms.bin");
     if (!postings_file.empty()) {
-        if (postings_version != detail::kPostingsVersion ||
+        // Version 1 (no block table) is still read; the builder writes kPostingsVersion.
+        if (postings_version < 1 || postings_version > detail::kPostingsVersion ||
             postings_file.find('/') != std::string::npos) {
             throw IndexError(meta_path.string() + ": unsupported postings file '" + postings_file +
-                             "' version " + std::to_string(postings_version));
+                             "' version " + std::to_string(postings_version) +
+                             " (this build reads versions 1 to " +
+                             std::to_string(detail::kPostingsVersion) + ")");
         }
-        d->postings.open(dir / postings_file, d->info.terms, static_cast<std::uint32_t>(n));
+        std::vector<std::uint32_t> dfs(d->terms.size());
+        for (std::size_t i = 0; i < dfs.size(); ++i) {
+            dfs[i] = static_cast<std::uint32_t>(d->terms[i].df);
+        }
+        d->postings.open(dir / postings_file, postings_version, dfs, static_cast<std::uint32_t>(n));
     }
 
     d->text_fd = ::open((dir / "text.dat").c_str(), O_RDONLY | O_CLOEXEC);

@@ -18,6 +18,7 @@
 
 #include <vector>
 
+#include "index/detail/bm25_block_cursor.hpp"
 #include "index/detail/bm25_topk.hpp"
 #include "index/detail/bm25_workspace.hpp"
 #include "index/detail/index_data.hpp"
@@ -41,6 +42,8 @@ struct Bm25Query {
     std::vector<Bm25Term> terms;
     const float* norm = nullptr;  ///< per document: k1 * (1 - b + b * dl / avgdl)
     float k1p1 = 0;               ///< k1 + 1
+    /// How the block-max algorithms bound a block's contribution (postings.bin version 2).
+    BlockBoundParams block_bound;
 };
 
 }  // namespace plumb::index::detail

@@ -1,7 +1,7 @@
 #pragma once
 /// \file detail/bm25_taat_maxscore.hpp
 /// INTERNAL: SearchAlgorithm::TaatMaxScore, the default for k <= SearchOptions::pruning_max_k
-/// (the algorithms' contract: detail/bm25_query.hpp).
+/// on indexes without block-max metadata (the algorithms' contract: detail/bm25_query.hpp).
 
 #include <algorithm>
 #include <cstddef>

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "index/detail/bm25_block_cursor.hpp"
 #include "index/detail/bm25_cursor.hpp"
 #include "plugin/error.hpp"
 
@@ -60,6 +61,14 @@ public:
         return *m_cursors[i];
     }
 
+    /// The i-th block-max cursor over postings.bin (created with the ones before it on first
+    /// use; not positioned).
+    BlockCursor& block_cursor(std::size_t i) {
+        while (m_block_cursors.size() <= i)
+            m_block_cursors.push_back(std::make_unique<BlockCursor>());
+        return *m_block_cursors[i];
+    }
+
     /// Reads the whole postings list of `e` in blocks into docs/freqs and calls f(n) per
     /// block: from postings.bin when the index has it, else through Lucene++ (`c`).
     template <class F>
@@ -89,11 +98,17 @@ public:
     /// Bulk-read buffers of for_blocks (kBulkBlock postings).
     Lucene::Collection<int32_t> docs = Lucene::Collection<int32_t>::newInstance(kBulkBlock);
     Lucene::Collection<int32_t> freqs = Lucene::Collection<int32_t>::newInstance(kBulkBlock);
+    /// Per-term scratch of the document-at-a-time algorithms (kept to avoid allocations).
+    std::vector<std::size_t> order;
+    std::vector<double> cum, block_cum;
+    std::vector<float> weight, contrib;
+    std::vector<BlockCursor*> block_cursors;
 
 private:
     const IndexData& m_index;
     std::mutex& m_lucene_mutex;
     std::vector<std::unique_ptr<PostingCursor>> m_cursors;
+    std::vector<std::unique_ptr<BlockCursor>> m_block_cursors;
 };
 
 }  // namespace plumb::index::detail

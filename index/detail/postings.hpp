@@ -1,46 +1,80 @@
 #pragma once
 /// \file detail/postings.hpp
 /// INTERNAL: plumb's own postings file (postings.bin), written beside the Lucene index at build
-/// time and read through a private mmap, so exhaustive BM25 scoring decodes postings with a
-/// tight non-virtual loop instead of Lucene++'s per-byte virtual readVInt.
+/// time and read through a private mmap, so BM25 scoring decodes postings with a tight
+/// non-virtual loop instead of Lucene++'s per-byte virtual readVInt.
 ///
-/// Layout (little-endian), version 1:
+/// Layout (little-endian), version 2 (written since the block-max metadata; version 1 is the
+/// same without the block table, magic "PLPOST01" and no field at offset 24; both are read):
 ///
-///     offset 0   char[8]  magic "PLPOST01"
+///     offset 0   char[8]  magic "PLPOST02"
 ///     offset 8   u64      term count T (equals the terms of terms.bin, same order)
 ///     offset 16  u64      table offset O
-///     offset 24  ...      per term, its postings in ascending document order:
+///     offset 24  u64      block table offset B (version 2 only)
+///     offset 32  ...      per term, its postings in ascending document order:
 ///                           varint(delta << 1 | (tf == 1)), then varint(tf) if tf != 1
 ///                         (delta = doc - previous doc, the first delta is the doc itself;
 ///                          varint = 7 bits per byte, low group first, high bit = more)
 ///     offset O   u64[T+1] absolute start offset of each term's postings; [T] = O
-///     O+8(T+1)   16 zero bytes (padding: a decoder may read a few bytes past a term's end)
+///     O+8(T+1)   0..7 zero bytes, so that B is a multiple of 8
+///     offset B   PostingsBlock[N]: per term (in order) one entry per kPostingsBlock postings,
+///                ceil(df / kPostingsBlock) of them: the block's start offset, last document,
+///                largest tf, smallest document length and BM25 bound (see PostingsBlock)
+///     end        16 zero bytes (padding: a decoder may read a few bytes past a term's end)
 ///
-/// The file may exceed 2 GiB (64-bit offsets; mapped whole with mmap). Its presence is recorded
-/// in plumb-index.json ("postings": {"file", "version"}); indexes without it are searched
-/// through Lucene++ TermDocs. Structure is checked at open; each term's data is checked while it
-/// is decoded (document numbers in range, exactly df postings, ending exactly at the next
-/// term's start): any violation is an IndexError.
+/// A block's first delta is relative to the previous block's last document (the encoding is
+/// the same as version 1's; the block table only indexes it), so a cursor can start decoding
+/// at any block. The file may exceed 2 GiB (64-bit offsets; mapped whole with mmap). Its
+/// presence and version are recorded in plumb-index.json ("postings": {"file", "version"});
+/// indexes without it are searched through Lucene++ TermDocs. Structure is checked at open
+/// (including every block entry: offsets and last documents strictly increasing within the
+/// term, bounds finite and >= 0); each term's data is checked while it is decoded (document
+/// numbers in range, exactly df postings, ending exactly at the next term's start; a decoded
+/// block must end at the next block's offset on its recorded last document with no tf above
+/// its recorded maximum): any violation is an IndexError.
 
-#include <sys/mman.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "plugin/error.hpp"
 
 namespace plumb::index::detail {
 
 inline constexpr const char* kPostingsFile = "postings.bin";
-inline constexpr int kPostingsVersion = 1;
-inline constexpr char kPostingsMagic[8] = {'P', 'L', 'P', 'O', 'S', 'T', '0', '1'};
-inline constexpr std::uint64_t kPostingsHeader = 24;
+/// The version build_index writes (recorded in plumb-index.json); 1 is still read.
+inline constexpr int kPostingsVersion = 2;
+inline constexpr char kPostingsMagicV1[8] = {'P', 'L', 'P', 'O', 'S', 'T', '0', '1'};
+inline constexpr char kPostingsMagic[8] = {'P', 'L', 'P', 'O', 'S', 'T', '0', '2'};
+inline constexpr std::uint64_t kPostingsHeaderV1 = 24;
+inline constexpr std::uint64_t kPostingsHeader = 32;
 inline constexpr std::uint64_t kPostingsPadding = 16;
+/// Postings per block of the block table (the last block of a term may hold fewer).
+inline constexpr std::uint32_t kPostingsBlock = 128;
+
+/// One entry of the block table (version 2), 24 bytes. `max_frac` is a true upper bound of
+/// bm25_frac(tf, k1 + 1, bm25_norm(k1, b, dl, avgdl)) over the block's postings for the
+/// default parameters the builder records ("bm25_bounds": k1 = 0.9, b = 0.4): the builder
+/// computes each posting's factor with exactly the float arithmetic the searcher uses, takes
+/// the maximum and rounds it up by one ulp. For other parameters, max_tf and min_dl bound the
+/// factor (it grows with tf and falls with the length).
+struct PostingsBlock {
+    std::uint64_t offset = 0;    ///< absolute file offset of the block's first posting
+    std::uint32_t last_doc = 0;  ///< document of the block's last posting
+    std::uint32_t max_tf = 0;    ///< largest tf in the block
+    std::uint32_t min_dl = 0;    ///< smallest document length in the block
+    float max_frac = 0;          ///< upper bound of the BM25 tf factor, default k1/b
+};
+static_assert(sizeof(PostingsBlock) == 24);
 
 /// Appends one varint.
 inline void put_varint(std::string& out, std::uint64_t v) {
@@ -128,7 +162,7 @@ private:
     const std::filesystem::path* m_file = nullptr;
 };
 
-/// The mapped postings file.
+/// The mapped postings file (version 1 or 2).
 class PostingsFile {
 public:
     PostingsFile() = default;
@@ -139,11 +173,23 @@ public:
     }
 
     bool loaded() const noexcept { return m_map != nullptr; }
+    /// 1 or 2; 0 when not loaded.
+    int version() const noexcept { return m_version; }
+    /// True for version 2 (block-max metadata).
+    bool has_blocks() const noexcept { return m_version >= 2; }
 
-    /// Maps `p` and checks its structure against the expected term count.
-    void open(const std::filesystem::path& p, std::uint64_t terms, std::uint32_t n_docs) {
+    /// Maps `p` as postings file `version` (1 or 2, as recorded in the metadata) and checks its
+    /// structure against the terms' document frequencies (terms.bin order).
+    void open(const std::filesystem::path& p, int version, std::span<const std::uint32_t> dfs,
+              std::uint32_t n_docs) {
+        if (version != 1 && version != 2) {
+            throw IndexError("unsupported postings version " + std::to_string(version) + " of " +
+                             p.string());
+        }
         m_path = p;
         m_docs = n_docs;
+        const std::uint64_t header = version == 1 ? kPostingsHeaderV1 : kPostingsHeader;
+        const std::uint64_t terms = dfs.size();
         int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             throw IndexError("index file missing: " + p.string() + ": " + std::strerror(errno));
@@ -154,39 +200,61 @@ public:
             throw IoError("cannot read " + p.string());
         }
         m_size = static_cast<std::size_t>(size);
-        if (m_size < kPostingsHeader + 8 + kPostingsPadding) {
+        if (m_size < header + 8 + kPostingsPadding) {
             ::close(fd);
             throw IndexError("truncated postings file " + p.string());
         }
         void* m = ::mmap(nullptr, m_size, PROT_READ, MAP_SHARED, fd, 0);
         ::close(fd);
-        if (m == MAP_FAILED) throw IoError("cannot map " + p.string() + ": " + std::strerror(errno));
+        if (m == MAP_FAILED)
+            throw IoError("cannot map " + p.string() + ": " + std::strerror(errno));
         m_map = m;
         m_base = static_cast<const std::uint8_t*>(m);
         ::madvise(m, m_size, MADV_WILLNEED);
-        std::uint64_t count = 0, table = 0;
+        std::uint64_t count = 0, table = 0, blocks = 0;
         std::memcpy(&count, m_base + 8, 8);
         std::memcpy(&table, m_base + 16, 8);
-        if (std::memcmp(m_base, kPostingsMagic, 8) != 0) {
-            throw IndexError("bad postings file " + p.string());
+        if (version == 2) std::memcpy(&blocks, m_base + 24, 8);
+        if (std::memcmp(m_base, version == 1 ? kPostingsMagicV1 : kPostingsMagic, 8) != 0) {
+            throw IndexError("bad postings file " + p.string() + " (not version " +
+                             std::to_string(version) + " as the metadata says)");
         }
         if (count != terms) throw IndexError("term count mismatch in " + p.string());
-        if (table < kPostingsHeader || table > m_size ||
-            (m_size - table) / 8 < count + 1 ||
-            m_size - table != 8 * (count + 1) + kPostingsPadding) {
-            throw IndexError("truncated or corrupt postings file " + p.string());
+        // Block table: ceil(df / kPostingsBlock) entries per term.
+        std::uint64_t n_blocks = 0;
+        if (version == 2) {
+            m_block_start.assign(terms + 1, 0);
+            for (std::uint64_t i = 0; i < terms; ++i) {
+                m_block_start[i] = n_blocks;
+                n_blocks += (std::uint64_t{dfs[i]} + kPostingsBlock - 1) / kPostingsBlock;
+            }
+            m_block_start[terms] = n_blocks;
         }
+        const std::uint64_t table_end = table + 8 * (count + 1);  // (checked below)
+        bool ok = table >= header && table <= m_size && (m_size - table) / 8 >= count + 1;
+        if (ok && version == 1) ok = m_size - table == 8 * (count + 1) + kPostingsPadding;
+        if (ok && version == 2) {
+            ok = blocks >= table_end && blocks - table_end < 8 && blocks % 8 == 0 &&
+                 blocks <= m_size && (m_size - blocks) / sizeof(PostingsBlock) >= n_blocks &&
+                 m_size - blocks == n_blocks * sizeof(PostingsBlock) + kPostingsPadding;
+        }
+        if (!ok) throw IndexError("truncated or corrupt postings file " + p.string());
         m_count = count;
         m_table = table;
-        std::uint64_t prev = kPostingsHeader;
+        std::uint64_t prev = header;
         for (std::uint64_t i = 0; i <= count; ++i) {
             std::uint64_t off = offset(i);
-            if (off < prev || off > table || (i == 0 && off != kPostingsHeader) ||
+            if (off < prev || off > table || (i == 0 && off != header) ||
                 (i == count && off != table)) {
                 throw IndexError("corrupt postings table in " + p.string());
             }
             prev = off;
         }
+        if (version == 2) {
+            m_blocks = reinterpret_cast<const PostingsBlock*>(m_base + blocks);
+            for (std::uint64_t i = 0; i < count; ++i) check_blocks(i);
+        }
+        m_version = version;
     }
 
     /// Reader over term `ordinal` (terms.bin order) with `df` postings.
@@ -195,6 +263,17 @@ public:
                               static_cast<std::uint32_t>(df), m_docs, &m_path);
     }
 
+    /// The block entries of term `ordinal` (version 2; empty for version 1).
+    std::span<const PostingsBlock> blocks(std::uint64_t ordinal) const {
+        if (!m_blocks) return {};
+        return {m_blocks + m_block_start[ordinal],
+                static_cast<std::size_t>(m_block_start[ordinal + 1] - m_block_start[ordinal])};
+    }
+    const std::uint8_t* base() const noexcept { return m_base; }
+    /// Absolute offset of the end of term `ordinal`'s postings.
+    std::uint64_t term_end(std::uint64_t ordinal) const { return offset(ordinal + 1); }
+    std::uint32_t documents() const noexcept { return m_docs; }
+    const std::filesystem::path& path() const noexcept { return m_path; }
     std::uint64_t size_bytes() const noexcept { return m_size; }
 
 private:
@@ -202,6 +281,21 @@ private:
         std::uint64_t v;
         std::memcpy(&v, m_base + m_table + 8 * i, 8);
         return v;
+    }
+    /// Structure of term i's block entries (their contents are checked while decoding).
+    void check_blocks(std::uint64_t i) const {
+        const std::uint64_t begin = offset(i), end = offset(i + 1);
+        const PostingsBlock* b = m_blocks + m_block_start[i];
+        const std::uint64_t n = m_block_start[i + 1] - m_block_start[i];
+        for (std::uint64_t j = 0; j < n; ++j) {
+            const PostingsBlock& e = b[j];
+            const bool ok =
+                (j == 0 ? e.offset == begin
+                        : e.offset > b[j - 1].offset && e.last_doc > b[j - 1].last_doc) &&
+                e.offset < end && e.last_doc < m_docs && e.max_tf >= 1 && e.max_frac >= 0.0f &&
+                std::isfinite(e.max_frac);
+            if (!ok) throw IndexError("corrupt postings block table in " + m_path.string());
+        }
     }
 
     std::filesystem::path m_path;
@@ -211,6 +305,9 @@ private:
     std::uint64_t m_count = 0;
     std::uint64_t m_table = 0;
     std::uint32_t m_docs = 0;
+    int m_version = 0;
+    const PostingsBlock* m_blocks = nullptr;
+    std::vector<std::uint64_t> m_block_start;  ///< T + 1 indexes into m_blocks
 };
 
 }  // namespace plumb::index::detail

@@ -96,10 +96,11 @@ void expect_same(const std::vector<pi::Hit>& a, const std::vector<pi::Hit>& b,
 }  // namespace
 
 TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
-    pi::SearchOptions ex, ms, tp, au;
+    pi::SearchOptions ex, ms, tp, au, bm;
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
     ms.algorithm = pi::SearchAlgorithm::MaxScore;
     tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
     std::size_t nonempty = 0;
     for (const auto& q : *topics) {
         for (std::size_t k : {1, 3, 10, 100, 1000}) {
@@ -108,6 +109,8 @@ TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveForEveryK) {
                         q.id + " maxscore k=" + std::to_string(k));
             expect_same(a, searcher->search(q.text, k, tp), q.id + " taat k=" + std::to_string(k));
             expect_same(a, searcher->search(q.text, k, au), q.id + " auto k=" + std::to_string(k));
+            expect_same(a, searcher->search(q.text, k, bm),
+                        q.id + " block-max k=" + std::to_string(k));
             if (!a.empty()) ++nonempty;
         }
     }
@@ -177,6 +180,12 @@ TEST_F(GeneratedIndex, MaxScoreEqualsExhaustiveWithOtherParamsAndWeights) {
         auto expanded = pi::rm3_expand(searcher->index(), terms, fb, {});
         expect_same(searcher->search_terms(expanded, 20, ex),
                     searcher->search_terms(expanded, 20, ms), q.id + " rm3");
+        pi::SearchOptions bm = ms;
+        bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+        expect_same(searcher->search_terms(expanded, 20, ex),
+                    searcher->search_terms(expanded, 20, bm), q.id + " rm3 block-max");
+        expect_same(searcher->search(q.text, 10, ex), searcher->search(q.text, 10, bm),
+                    q.id + " block-max params");
         pi::SearchOptions tp = ex;
         tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
         expect_same(searcher->search_terms(expanded, 5, ex),
@@ -426,13 +435,18 @@ TEST(IndexOpen, TruncatedOrCorruptPostingsAreIndexErrors) {
         std::string bytes = plumb_test::slurp(dir / "bad" / "postings.bin");
         std::uint64_t table = 0;
         std::memcpy(&table, bytes.data() + 16, 8);
-        ASSERT_GT(table, 24u);
-        for (std::uint64_t i = 24; i < table; ++i) bytes[i] = '\xff';
+        ASSERT_GT(table, plumb::index::detail::kPostingsHeader);
+        for (std::uint64_t i = plumb::index::detail::kPostingsHeader; i < table; ++i) {
+            bytes[i] = '\xff';
+        }
         write_file(dir / "bad" / "postings.bin", bytes);
     }
     auto bad = pi::Bm25Searcher::open(dir / "bad");
     EXPECT_THROW(bad->search("alpha", 1000, ex), plumb::IndexError);
     EXPECT_THROW(bad->search("text", 10), plumb::IndexError);
+    pi::SearchOptions bm;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    EXPECT_THROW(bad->search("alpha", 10, bm), plumb::IndexError);
     // An index of the previous layout (no postings.bin) opens and searches.
     copy_without_postings(dir / "idx", dir / "old");
     EXPECT_EQ(pi::Bm25Searcher::open(dir / "old")->search("alpha", 1000, ex).size(), 10u);
@@ -582,12 +596,16 @@ TEST_F(GeneratedIndex, LuceneNormsPrunedEqualsExhaustive) {
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
     ms.algorithm = pi::SearchAlgorithm::MaxScore;
     tp.algorithm = pi::SearchAlgorithm::TaatMaxScore;
+    pi::SearchOptions bm;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
     ex.bm25.lucene_norms = ms.bm25.lucene_norms = tp.bm25.lucene_norms = true;
+    bm.bm25.lucene_norms = true;
     for (const auto& q : *topics) {
         for (std::size_t k : {1, 10, 100}) {
             auto a = searcher->search(q.text, k, ex);
             expect_same(a, searcher->search(q.text, k, ms), q.id + " lucene maxscore");
             expect_same(a, searcher->search(q.text, k, tp), q.id + " lucene taat");
+            expect_same(a, searcher->search(q.text, k, bm), q.id + " lucene block-max");
         }
     }
 }

@@ -1,0 +1,176 @@
+#pragma once
+/// \file detail/bm25_block_cursor.hpp
+/// INTERNAL: the block-max postings cursor over postings.bin version 2 (detail/postings.hpp),
+/// used by the block-max query algorithms (detail/bm25_block_max_maxscore.hpp).
+
+#include <cstdint>
+#include <span>
+
+#include "index/detail/bm25_cursor.hpp"  // kEndDoc
+#include "index/detail/index_data.hpp"
+#include "plugin/error.hpp"
+
+namespace plumb::index::detail {
+
+/// What a block's BM25 tf-factor bound is for the query's parameters: the stored max_frac for
+/// the parameters the index's bounds were computed with (exact default k1/b), else
+/// bm25_frac(max_tf, k1 + 1, norm(min_dl)) (the factor grows with tf and falls with the length;
+/// float rounding of this recomputation is covered by kBoundSlack like the term bounds).
+struct BlockBoundParams {
+    bool stored = true;  ///< use PostingsBlock::max_frac
+    float k1 = 0, b = 0, k1p1 = 0;
+    bool lucene_norms = false;
+    double avgdl = 0;
+
+    float frac(const PostingsBlock& blk) const {
+        if (stored) return blk.max_frac;
+        const std::uint32_t dl = lucene_norms ? lucene_norm_length(blk.min_dl) : blk.min_dl;
+        return bm25_frac(static_cast<float>(blk.max_tf), k1p1, bm25_norm(k1, b, dl, avgdl));
+    }
+};
+
+/// Postings cursor with block skipping and block upper bounds. `doc`/`tf` are the current
+/// posting (doc = kEndDoc past the end). The block pointer can move ahead of the decoded
+/// postings (shallow_geq): blocks are decoded only when a posting in them is needed.
+struct BlockCursor {
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+    std::uint32_t doc = kEndDoc;
+    std::uint32_t tf = 0;
+
+    /// Positions the cursor on the first posting of term `ordinal` (df postings).
+    /// `prefetch` (optional): a per-document array (the length norms) next() prefetches a few
+    /// postings ahead: the essential lists score every posting they visit.
+    void open(const PostingsFile& f, std::uint64_t ordinal, std::uint32_t df,
+              const BlockBoundParams& bound, const float* prefetch = nullptr) {
+        m_file = &f;
+        m_prefetch = prefetch;
+        m_blocks = f.blocks(ordinal);
+        m_term_end = f.term_end(ordinal);
+        m_df = df;
+        m_bound = &bound;
+        m_cur = 0;
+        m_decoded = kNone;
+        if (m_blocks.empty() || df == 0) {
+            doc = kEndDoc;
+            return;
+        }
+        decode(0);
+    }
+
+    /// Moves to the next posting.
+    void next() {
+        if (++m_pos < m_len) {
+            doc = m_docs[m_pos];
+            tf = m_tfs[m_pos];
+            if (m_prefetch && m_pos + kPrefetchAhead < m_len) {
+                __builtin_prefetch(m_prefetch + m_docs[m_pos + kPrefetchAhead]);
+            }
+        } else if (m_decoded + 1 < m_blocks.size()) {
+            decode(m_decoded + 1);
+        } else {
+            doc = kEndDoc;
+        }
+    }
+
+    /// Moves to the first posting with doc >= target.
+    void next_geq(std::uint32_t target) {
+        if (doc >= target) return;  // includes kEndDoc
+        if (m_blocks[m_decoded].last_doc < target) {
+            if (!shallow_geq(target)) {
+                doc = kEndDoc;
+                return;
+            }
+            decode(m_cur);
+        }
+        std::uint32_t p = m_pos;
+        while (m_docs[p] < target) ++p;  // the block's last doc is >= target
+        m_pos = p;
+        doc = m_docs[p];
+        tf = m_tfs[p];
+    }
+
+    /// Moves the block pointer (not the postings) to the block that would hold `target`: the
+    /// first block whose last document is >= target. False when there is none (past the
+    /// term's last posting). Targets must not decrease.
+    bool shallow_geq(std::uint32_t target) {
+        const std::size_t n = m_blocks.size();
+        std::size_t c = m_cur;
+        while (c < n && m_blocks[c].last_doc < target) ++c;
+        m_cur = static_cast<std::uint32_t>(c);
+        return c < n;
+    }
+    /// Bound of the tf factor in the block at the block pointer (call after shallow_geq
+    /// returned true).
+    float block_frac() const { return m_bound->frac(m_blocks[m_cur]); }
+    /// Last document of the block at the block pointer.
+    std::uint32_t block_last() const { return m_blocks[m_cur].last_doc; }
+
+private:
+    /// Decodes block j into the buffer and positions the cursor on its first posting; checks it
+    /// against its block entry.
+    void decode(std::uint32_t j) {
+        const PostingsBlock& blk = m_blocks[j];
+        const std::uint8_t* p = m_file->base() + blk.offset;
+        const std::uint64_t end_off = j + 1 < m_blocks.size() ? m_blocks[j + 1].offset : m_term_end;
+        const std::uint8_t* end = m_file->base() + end_off;
+        const std::uint32_t first = j * kPostingsBlock;
+        const std::uint32_t n = m_df - first < kPostingsBlock ? m_df - first : kPostingsBlock;
+        std::uint64_t d = j == 0 ? 0 : m_blocks[j - 1].last_doc;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            if (p >= end) corrupt();
+            std::uint64_t v = *p++;
+            if (v & 0x80) v = slow(v, p);
+            std::uint32_t t = 1;
+            if (!(v & 1)) {
+                std::uint64_t x = *p++;
+                if (x & 0x80) x = slow(x, p);
+                if (x == 0 || x > blk.max_tf) corrupt();
+                t = static_cast<std::uint32_t>(x);
+            }
+            d += v >> 1;
+            m_docs[i] = static_cast<std::uint32_t>(d);
+            m_tfs[i] = t;
+        }
+        if (p != end || d != blk.last_doc) corrupt();
+        m_decoded = j;
+        m_cur = j;
+        m_len = n;
+        m_pos = 0;
+        doc = m_docs[0];
+        tf = m_tfs[0];
+        if (m_prefetch) {
+            for (std::uint32_t i = 1; i <= kPrefetchAhead && i < n; ++i) {
+                __builtin_prefetch(m_prefetch + m_docs[i]);
+            }
+        }
+    }
+    std::uint64_t slow(std::uint64_t first, const std::uint8_t*& p) const {
+        std::uint64_t v = first & 0x7F;
+        for (unsigned shift = 7;; shift += 7) {
+            if (shift > 35) corrupt();
+            std::uint64_t b = *p++;
+            v |= (b & 0x7F) << shift;
+            if (!(b & 0x80)) return v;
+        }
+    }
+    [[noreturn]] void corrupt() const {
+        throw IndexError("corrupt postings block in " + m_file->path().string());
+    }
+
+    static constexpr std::uint32_t kPrefetchAhead = 8;
+
+    const PostingsFile* m_file = nullptr;
+    const float* m_prefetch = nullptr;
+    std::span<const PostingsBlock> m_blocks;
+    std::uint64_t m_term_end = 0;
+    std::uint32_t m_df = 0;
+    const BlockBoundParams* m_bound = nullptr;
+    std::uint32_t m_cur = 0;             ///< block pointer
+    std::uint32_t m_decoded = kNone;     ///< block in the buffer
+    std::uint32_t m_pos = 0, m_len = 0;  ///< position in the buffer
+    std::uint32_t m_docs[kPostingsBlock];
+    std::uint32_t m_tfs[kPostingsBlock];
+};
+
+}  // namespace plumb::index::detail

@@ -1,0 +1,351 @@
+// Block-max metadata (postings.bin version 2) and block-max MaxScore: pruned vs exhaustive top k
+// (documents, bit-identical scores, order) on a corpus with many score ties and short and long
+// documents; version 1 indexes still searchable; corrupted block tables are IndexErrors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bm25_test_util.hpp"
+#include "index/bm25_searcher.hpp"
+#include "index/detail/bm25_block_cursor.hpp"
+#include "index/detail/bm25_query.hpp"  // kBoundSlack
+#include "index/detail/index_data.hpp"
+#include "index/index_builder.hpp"
+#include "plugin/error.hpp"
+
+namespace pi = plumb::index;
+namespace pd = plumb::index::detail;
+namespace fs = std::filesystem;
+using plumb_test::TempDir;
+using plumb_test::write_file;
+
+namespace {
+
+constexpr int kDocs = 6000;
+constexpr int kVocab = 40;
+
+/// Word w of the small vocabulary (letters only, no stop words, unchanged by Porter).
+std::string word(int w) {
+    return "w" + std::string(1, static_cast<char>('a' + w % 26)) +
+           std::string(1, static_cast<char>('a' + w / 26)) + "x";
+}
+
+/// Many exact ties: a quarter of the documents repeat one of a few templates (same words, same
+/// length, so the same score for every query), lengths are bimodal (1-4 or 150-400 words), and
+/// words are drawn from a skewed 40-word vocabulary (some in nearly every document, many tf > 1).
+std::string tie_corpus() {
+    std::mt19937_64 rng(11);
+    auto uniform = [&](int lo, int hi) {
+        return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+    };
+    std::vector<std::string> templates;
+    for (int t = 0; t < 6; ++t) {
+        std::string s;
+        for (int i = 0, n = uniform(1, 6); i < n; ++i) s += (i ? " " : "") + word(uniform(0, 9));
+        templates.push_back(s);
+    }
+    std::string out;
+    for (int d = 0; d < kDocs; ++d) {
+        std::string text;
+        if (rng() % 4 == 0) {
+            text = templates[rng() % templates.size()];
+        } else {
+            const int n = rng() % 2 ? uniform(1, 4) : uniform(150, 400);
+            for (int i = 0; i < n; ++i) {
+                // Skewed: min of two uniforms favours small word numbers.
+                int w = std::min(uniform(0, kVocab - 1), uniform(0, kVocab - 1));
+                text += (i ? " " : "") + word(w);
+            }
+        }
+        out += "d" + std::to_string(d) + "\t" + text + "\n";
+    }
+    return out;
+}
+
+std::vector<std::string> random_queries(int n) {
+    std::mt19937_64 rng(5);
+    std::vector<std::string> qs;
+    for (int i = 0; i < n; ++i) {
+        std::string q;
+        const int len = 1 + static_cast<int>(rng() % 6);
+        for (int j = 0; j < len; ++j) q += (j ? " " : "") + word(static_cast<int>(rng() % kVocab));
+        qs.push_back(q);
+    }
+    return qs;
+}
+
+void expect_same(const std::vector<pi::Hit>& a, const std::vector<pi::Hit>& b,
+                 const std::string& what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].doc, b[i].doc) << what << " rank " << i;
+        ASSERT_EQ(a[i].score, b[i].score) << what << " rank " << i;  // bit-identical
+    }
+}
+
+/// Rewrites the version 2 postings.bin of the index in `dir` as version 1 (same postings, no
+/// block table) and records version 1 in its metadata: an index as builds before block-max
+/// metadata wrote it.
+void downgrade_to_v1(const fs::path& dir) {
+    std::string v2 = plumb_test::slurp(dir / "postings.bin");
+    std::uint64_t count = 0, table = 0;
+    std::memcpy(&count, v2.data() + 8, 8);
+    std::memcpy(&table, v2.data() + 16, 8);
+    const std::uint64_t shift = pd::kPostingsHeader - pd::kPostingsHeaderV1;
+    std::string v1(pd::kPostingsMagicV1, 8);
+    auto put = [&](std::uint64_t v) { v1.append(reinterpret_cast<const char*>(&v), 8); };
+    put(count);
+    put(table - shift);
+    v1.append(v2, pd::kPostingsHeader, table - pd::kPostingsHeader);
+    for (std::uint64_t i = 0; i <= count; ++i) {
+        std::uint64_t off = 0;
+        std::memcpy(&off, v2.data() + table + 8 * i, 8);
+        put(off - shift);
+    }
+    v1.append(pd::kPostingsPadding, '\0');
+    write_file(dir / "postings.bin", v1);
+    auto meta = nlohmann::json::parse(plumb_test::slurp(dir / "plumb-index.json"));
+    meta["postings"]["version"] = 1;
+    write_file(dir / "plumb-index.json", meta.dump(2));
+}
+
+class TieCorpus : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir = new TempDir("blockmax");
+        write_file(dir->path / "c.tsv", tie_corpus());
+        pi::IndexBuildOptions o;
+        o.analysis.stem = false;
+        pi::build_index(dir->path / "c.tsv", dir->path / "idx", o);
+        searcher = pi::Bm25Searcher::open(dir->path / "idx");
+    }
+    static void TearDownTestSuite() {
+        searcher.reset();
+        delete dir;
+    }
+    static TempDir* dir;
+    static std::shared_ptr<const pi::Bm25Searcher> searcher;
+};
+TempDir* TieCorpus::dir = nullptr;
+std::shared_ptr<const pi::Bm25Searcher> TieCorpus::searcher;
+
+}  // namespace
+
+TEST_F(TieCorpus, IndexHasBlockMaxMetadata) {
+    const auto& d = searcher->index().data();
+    ASSERT_TRUE(d.postings.loaded());
+    EXPECT_EQ(d.postings.version(), 2);
+    EXPECT_TRUE(d.postings.has_blocks());
+    auto meta = nlohmann::json::parse(plumb_test::slurp(dir->path / "idx" / "plumb-index.json"));
+    EXPECT_EQ(meta.at("postings").at("version").get<int>(), 2);
+    // Some lists span many blocks.
+    std::size_t max_blocks = 0;
+    for (std::size_t t = 0; t < d.terms.size(); ++t) {
+        max_blocks = std::max(max_blocks, d.postings.blocks(t).size());
+    }
+    EXPECT_GT(max_blocks, 20u);
+}
+
+TEST_F(TieCorpus, BlockCursorReadsEveryPostingAndBoundsEveryFactor) {
+    // Every term's postings through the block cursor equal the sequential reader's, and each
+    // block's stored bound is >= the exact float factor of each of its postings (default k1/b,
+    // the query-time norms), also for other parameters through max_tf/min_dl.
+    const auto& d = searcher->index().data();
+    const pi::Bm25Params def;
+    std::vector<float> norm(d.doclen.size()), norm2(d.doclen.size());
+    for (std::size_t i = 0; i < norm.size(); ++i) {
+        norm[i] = pd::bm25_norm(def.k1, def.b, d.doclen[i], d.info.avgdl);
+        norm2[i] = pd::bm25_norm(1.2f, 0.75f, d.doclen[i], d.info.avgdl);
+    }
+    pd::BlockBoundParams stored;
+    pd::BlockBoundParams other{false, 1.2f, 0.75f, 1.2f + 1.0f, false, d.info.avgdl};
+    pd::BlockCursor c;
+    std::vector<std::int32_t> docs(300), freqs(300);
+    for (std::size_t t = 0; t < d.terms.size(); ++t) {
+        const auto& e = d.terms[t];
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> seq, blk;
+        auto r = d.postings.reader(t, e.df);
+        while (auto n = r.read(docs.data(), freqs.data(), 300)) {
+            for (int j = 0; j < n; ++j) {
+                seq.emplace_back(static_cast<std::uint32_t>(docs[j]),
+                                 static_cast<std::uint32_t>(freqs[j]));
+            }
+        }
+        c.open(d.postings, t, static_cast<std::uint32_t>(e.df), stored);
+        for (; c.doc != pd::kEndDoc; c.next()) blk.emplace_back(c.doc, c.tf);
+        ASSERT_EQ(seq, blk) << t;
+        const auto blocks = d.postings.blocks(t);
+        ASSERT_EQ(blocks.size(), (seq.size() + 127) / 128);
+        for (std::size_t i = 0; i < seq.size(); ++i) {
+            const auto& b = blocks[i / 128];
+            const auto [doc, tf] = seq[i];
+            const float f = pd::bm25_frac(static_cast<float>(tf), def.k1 + 1.0f, norm[doc]);
+            ASSERT_GE(stored.frac(b), f) << t << " posting " << i;
+            const float f2 = pd::bm25_frac(static_cast<float>(tf), 1.2f + 1.0f, norm2[doc]);
+            ASSERT_GE(static_cast<double>(other.frac(b)) * (1.0 + pd::kBoundSlack), f2);
+        }
+        // Skipping: next_geq to every 37th posting lands on it.
+        c.open(d.postings, t, static_cast<std::uint32_t>(e.df), stored);
+        for (std::size_t i = 0; i < seq.size(); i += 37) {
+            c.next_geq(seq[i].first);
+            ASSERT_EQ(c.doc, seq[i].first);
+            ASSERT_EQ(c.tf, seq[i].second);
+        }
+        c.next_geq(static_cast<std::uint32_t>(d.doclen.size()));
+        EXPECT_EQ(c.doc, pd::kEndDoc);
+    }
+}
+
+TEST_F(TieCorpus, BlockMaxMaxScoreEqualsExhaustive) {
+    pi::SearchOptions ex, bm, au;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    std::size_t ties = 0;
+    for (const auto& q : random_queries(300)) {
+        for (std::size_t k : {1, 10, 100}) {
+            auto a = searcher->search(q, k, ex);
+            expect_same(a, searcher->search(q, k, bm), q + " k=" + std::to_string(k));
+            expect_same(a, searcher->search(q, k, au), q + " auto k=" + std::to_string(k));
+            for (std::size_t i = 1; i < a.size(); ++i) ties += a[i].score == a[i - 1].score;
+        }
+    }
+    EXPECT_GT(ties, 300u);  // the fixture does exercise tie order
+}
+
+TEST_F(TieCorpus, BlockMaxMaxScoreEqualsExhaustiveWithOtherParamsAndWeights) {
+    for (int variant = 0; variant < 2; ++variant) {
+        pi::SearchOptions ex, bm;
+        ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+        bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+        if (variant == 0) {
+            ex.bm25 = bm.bm25 = pi::Bm25Params{1.2f, 0.75f};
+        } else {
+            ex.bm25.lucene_norms = bm.bm25.lucene_norms = true;
+        }
+        for (const auto& q : random_queries(150)) {
+            auto terms = searcher->query_terms(q);
+            if (!terms.empty()) terms[0].weight = 2.5f;
+            for (std::size_t k : {1, 10, 100}) {
+                expect_same(searcher->search_terms(terms, k, ex),
+                            searcher->search_terms(terms, k, bm),
+                            q + " variant " + std::to_string(variant));
+            }
+        }
+    }
+}
+
+TEST_F(TieCorpus, VersionOneIndexIsStillSearchable) {
+    fs::copy(dir->path / "idx", dir->path / "v1", fs::copy_options::recursive);
+    downgrade_to_v1(dir->path / "v1");
+    auto old = pi::Bm25Searcher::open(dir->path / "v1");
+    const auto& d = old->index().data();
+    ASSERT_TRUE(d.postings.loaded());
+    EXPECT_EQ(d.postings.version(), 1);
+    EXPECT_FALSE(d.postings.has_blocks());
+    pi::SearchOptions ex;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    for (const auto& q : random_queries(60)) {
+        for (std::size_t k : {1, 10, 100, 1000}) {
+            auto a = searcher->search(q, k, ex);
+            for (auto alg : {pi::SearchAlgorithm::Auto, pi::SearchAlgorithm::Exhaustive,
+                             pi::SearchAlgorithm::TaatMaxScore, pi::SearchAlgorithm::MaxScore}) {
+                pi::SearchOptions o;
+                o.algorithm = alg;
+                expect_same(a, old->search(q, k, o), q + " v1");
+            }
+        }
+    }
+    // Forcing the block-max algorithm on it is a clear error.
+    pi::SearchOptions bm;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    EXPECT_THROW(old->search(word(0), 10, bm), plumb::InvalidArgument);
+}
+
+TEST(BlockMaxFile, CorruptBlockTablesAndUnknownVersionsAreIndexErrors) {
+    TempDir dir("blockmax_corrupt");
+    std::string corpus;
+    for (int i = 0; i < 600; ++i) {
+        corpus += "d" + std::to_string(i) + "\talpha" + (i % 3 ? " beta beta" : "") + "\n";
+    }
+    pi::build_index(write_file(dir / "c.tsv", corpus), dir / "idx");
+    pi::SearchOptions bm;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    ASSERT_EQ(pi::Bm25Searcher::open(dir / "idx")->search("alpha beta", 10, bm).size(), 10u);
+    const std::string good = plumb_test::slurp(dir / "idx" / "postings.bin");
+    std::uint64_t blocks = 0;
+    std::memcpy(&blocks, good.data() + 24, 8);
+    const std::size_t n_blocks = (good.size() - pd::kPostingsPadding - blocks) / 24;
+    ASSERT_GE(n_blocks, 6u);  // alpha: 600 postings (5 blocks), beta: 400 (4 blocks)
+    // Rewrites one field of block `b` in a copy and returns the copy's directory.
+    int copies = 0;
+    auto corrupt = [&](std::size_t b, std::size_t field, std::uint32_t value) {
+        const fs::path out = dir / ("bad" + std::to_string(copies++));
+        fs::copy(dir / "idx", out, fs::copy_options::recursive);
+        std::string bytes = good;
+        std::memcpy(bytes.data() + blocks + 24 * b + field, &value, 4);
+        write_file(out / "postings.bin", bytes);
+        return out;
+    };
+    constexpr std::size_t kOffset = 0, kLastDoc = 8, kMaxTf = 12, kMaxFrac = 20;
+    // Caught at open: offsets or last documents out of order or range, bad bounds.
+    for (auto [b, field, value] : std::vector<std::tuple<std::size_t, std::size_t, std::uint32_t>>{
+             {1, kOffset, 0},                 // before the term's start
+             {2, kLastDoc, 0},                // not increasing
+             {n_blocks - 1, kLastDoc, 5000},  // past the documents
+             {0, kMaxTf, 0},                  // no posting has tf 0
+             {1, kMaxFrac, 0x7fc00000u},      // NaN bound
+             {1, kMaxFrac, 0xbf800000u}}) {   // negative bound
+        EXPECT_THROW(pi::PassageIndex::open(corrupt(b, field, value)), plumb::IndexError)
+            << b << " " << field;
+    }
+    // Caught while decoding: a block's last document or offset disagreeing with its postings,
+    // a tf above the block's maximum.
+    std::uint32_t last1 = 0;
+    std::memcpy(&last1, good.data() + blocks + 24 + kLastDoc, 4);
+    for (auto [b, field, value] : std::vector<std::tuple<std::size_t, std::size_t, std::uint32_t>>{
+             {1, kLastDoc, last1 - 1}, {n_blocks - 1, kMaxTf, 1}}) {
+        auto s = pi::Bm25Searcher::open(corrupt(b, field, value));
+        EXPECT_THROW(
+            {
+                s->search("alpha", 1000, bm);
+                s->search("beta", 1000, bm);
+                s->search("alpha beta", 1000, bm);
+            },
+            plumb::IndexError)
+            << b << " " << field;
+    }
+    // Truncated block table.
+    fs::copy(dir / "idx", dir / "trunc", fs::copy_options::recursive);
+    fs::resize_file(dir / "trunc" / "postings.bin", good.size() - pd::kPostingsPadding - 8);
+    EXPECT_THROW(pi::PassageIndex::open(dir / "trunc"), plumb::IndexError);
+    // A version the metadata does not match, and an unknown version, rejected by name.
+    fs::copy(dir / "idx", dir / "mismatch", fs::copy_options::recursive);
+    auto meta = nlohmann::json::parse(plumb_test::slurp(dir / "idx" / "plumb-index.json"));
+    meta["postings"]["version"] = 1;
+    write_file(dir / "mismatch" / "plumb-index.json", meta.dump(2));
+    EXPECT_THROW(pi::PassageIndex::open(dir / "mismatch"), plumb::IndexError);
+    fs::copy(dir / "idx", dir / "future", fs::copy_options::recursive);
+    meta["postings"]["version"] = 3;
+    write_file(dir / "future" / "plumb-index.json", meta.dump(2));
+    try {
+        pi::PassageIndex::open(dir / "future");
+        FAIL() << "version 3 accepted";
+    } catch (const plumb::IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("postings.bin' version 3"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(BlockMaxNames, AlgorithmNamesRoundTrip) {
+    const auto names = pi::search_algorithm_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(static_cast<std::size_t>(pi::search_algorithm_from_name(names[i])), i);
+    }
+    EXPECT_EQ(pi::search_algorithm_from_name("block-max-maxscore"),
+              pi::SearchAlgorithm::BlockMaxMaxScore);
+    EXPECT_THROW(pi::search_algorithm_from_name("wand"), plumb::InvalidArgument);
+}
