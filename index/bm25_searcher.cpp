@@ -187,7 +187,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     // Block bounds: the stored ones were computed by the builder for the default k1/b, exact
     // lengths and this index's own avgdl; they are valid only when the norms use exactly those
     // (a search with another avgdl, e.g. a collection's over shards, must recompute them).
-    const double norm_avgdl = d.info.avgdl;  // the avgdl `norm` was computed with
+    const double norm_avgdl = avgdl;  // the avgdl `norm` was computed with
     query.block_bound.stored = default_params && norm_avgdl == d.info.avgdl;
     query.block_bound.k1 = p.k1;
     query.block_bound.b = p.b;

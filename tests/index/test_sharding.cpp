@@ -220,6 +220,46 @@ TEST_F(ShardedRuns, ByteIdenticalToOneIndex) {
     }
 }
 
+// Block-max bounds stored in a shard hold at that shard's own average length only. Shard 0 holds
+// short passages and shard 1 long ones, so the collection's average length is far from either
+// shard's and every term has several 128-posting blocks per shard: a shard searched with the
+// collection's statistics must bound its blocks at the collection's average length, or block-max
+// MaxScore prunes passages that belong in the top k.
+TEST(ShardedBlockMax, BoundsFollowTheCollectionsAverageLength) {
+    TempDir dir("sharded_blockmax");
+    std::mt19937_64 rng(5);
+    std::ostringstream corpus;
+    // Shard 0: 1,000 passages of 1-8 words, "common" up to 3 times in most of them; shard 1:
+    // 1,000 passages of 150-250 words.
+    for (int i = 0; i < 2000; ++i) {
+        corpus << "p" << i << '\t';
+        if (i < 1000) {
+            for (std::size_t t = rng() % 4; t > 0; --t) corpus << "common ";
+            for (std::size_t j = rng() % 5; j > 0; --j) corpus << "r" << rng() % 40 << ' ';
+        } else {
+            for (std::size_t j = 150 + rng() % 100; j > 0; --j)
+                corpus << (rng() % 4 == 0 ? "common" : "filler") << ' ';
+        }
+        corpus << '\n';
+    }
+    write_file(dir / "corpus.tsv", corpus.str());
+    pi::build_index(dir / "corpus.tsv", dir / "whole");
+    pi::build_shards(dir / "corpus.tsv", dir / "two", 2);
+    auto whole = pi::Bm25Searcher::open(dir / "whole");
+    auto sharded = pi::ShardedSearcher::open(dir / "two");
+    std::vector<plumb::Query> topics;
+    for (int r = 0; r < 40; ++r)
+        topics.push_back({std::to_string(r), "r" + std::to_string(r) + " common"});
+    for (std::size_t k : {1u, 3u, 10u, 100u}) {
+        pi::SearchOptions exhaustive, blockmax;
+        exhaustive.algorithm = pi::SearchAlgorithm::Exhaustive;
+        blockmax.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+        SCOPED_TRACE("k=" + std::to_string(k));
+        EXPECT_EQ(run_text(whole->search_batch(topics, k, exhaustive)),
+                  run_text(sharded->search_batch(topics, k, blockmax, 2)));
+    }
+}
+
 TEST_F(ShardedRuns, TiesAcrossShardsFollowIds) {
     auto sharded = pi::ShardedSearcher::open(*dir / "three");
     auto hits = sharded->search("piano violin harp", 4);
