@@ -5,6 +5,7 @@
 
 #include "debias/judgements.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -24,10 +25,6 @@ TEST(DebiasReadQrels, TrecAndBeir) {
     EXPECT_EQ(b[1].qid, "2");
     EXPECT_EQ(b[1].docid, "c");
     EXPECT_EQ(b[1].relevance, 1);
-    try {
-        plumb::debias::read_qrels(dir / "bad.tsv");
-        FAIL() << "expected ParseError";
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(plumb::test::parse_error_line([&] { plumb::debias::read_qrels(dir / "bad.tsv"); }),
+              2u);
 }

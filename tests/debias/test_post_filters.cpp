@@ -472,12 +472,9 @@ TEST(NearDuplicates, RemovesAgainstKeptOnly) {
 TEST(NearDuplicates, MissingTextAndBadOptions) {
     auto l = text_list({{"p1", "a b c"}, {"p2", ""}});
     NearDuplicates f({});
-    try {
-        f.apply(kQuery, l);
-        FAIL() << "no throw";
-    } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("p2"), std::string::npos);
-    }
+    const auto e = debias_test::thrown<InvalidArgument>([&] { f.apply(kQuery, l); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("p2"), std::string::npos);
     NearDuplicateOptions o;
     o.threshold = 0.0;
     EXPECT_THROW(NearDuplicates{o}, InvalidArgument);
@@ -541,12 +538,10 @@ TEST(PostFilterFactory, BadConfigurations) {
                  std::exception);
     auto dir = debias_test::temp_dir();
     debias_test::write(dir / "bad.tsv", "d1\t0\t0\t0\nd2\t1\tx\t0\n");
-    try {
-        make(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", dir);
-        FAIL() << "no throw";
-    } catch (const ParseError& e) {
-        EXPECT_NE(std::string(e.what()).find("bad.tsv:2"), std::string::npos) << e.what();
-    }
+    const auto e = debias_test::thrown<ParseError>(
+        [&] { make(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", dir); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("bad.tsv:2"), std::string::npos) << e->what();
     EXPECT_THROW(make(R"({"type": "fair_topk", "bias_file": "missing.tsv"})", dir), IoError);
     debias_test::fs::remove_all(dir);
 }
