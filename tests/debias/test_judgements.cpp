@@ -1,4 +1,4 @@
-// debias::read_qrels reads TREC and BEIR qrels like eval::Qrels::load.
+// debias::read_qrels reads TREC and BEIR qrels with eval::Qrels::load.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -27,4 +27,8 @@ TEST(DebiasReadQrels, TrecAndBeir) {
     EXPECT_EQ(b[1].relevance, 1);
     EXPECT_EQ(plumb::test::parse_error_line([&] { plumb::debias::read_qrels(dir / "bad.tsv"); }),
               2u);
+    // eval::Qrels' rule: a (qid, docid) judged twice is an error at the second line.
+    std::ofstream(dir / "dup.txt") << "1 0 a 1\n2 0 a 1\n1 0 a 2\n";
+    EXPECT_EQ(plumb::test::parse_error_line([&] { plumb::debias::read_qrels(dir / "dup.txt"); }),
+              3u);
 }
