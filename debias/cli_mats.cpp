@@ -30,13 +30,12 @@ struct MatsArgs {
 void run_mats(const MatsArgs& a) {
     auto model = plumb::rerank::TkModel::load(a.model);
     plumb::index::CorpusReaderOptions ro;
-    ro.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                 : plumb::index::parse_corpus_format(a.format);
+    ro.format = plumb::index::resolve_corpus_format(a.format, a.corpus);
     plumb::index::CorpusReader reader(a.corpus, ro);
     std::vector<std::string> texts;
     plumb::index::Document doc;
     while (texts.size() < a.sample && reader.next(doc)) {
-        texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+        texts.push_back(plumb::index::indexed_text(std::move(doc)));
     }
     std::vector<plumb::debias::PassageTermVectors> passages;
     std::size_t dim = 0;

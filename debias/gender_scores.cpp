@@ -106,16 +106,13 @@ GenderScoreStats score_gender(const GenderScoreOptions& o, const ProgressCallbac
     };
     if (!o.corpus.empty()) {
         index::CorpusReaderOptions ropts;
-        ropts.format = o.corpus_format.empty() ? index::detect_corpus_format(o.corpus)
-                                               : index::parse_corpus_format(o.corpus_format);
+        ropts.format = index::resolve_corpus_format(o.corpus_format, o.corpus);
         ropts.skip_bad = o.skip_bad;
         index::CorpusReader reader(o.corpus, ropts);
         index::Document doc;
         while (reader.next(doc)) {
             check_cancel();
-            // Title and body as one text, as the index stores them.
-            const std::string& text = doc.title.empty() ? doc.text : doc.title + " " + doc.text;
-            out.add(doc.id, eval::count_gender_words(text, words), stats);
+            out.add(doc.id, eval::count_gender_words(index::indexed_text(doc), words), stats);
             if (progress && (stats.passages & 4095) == 0)
                 progress(reader.bytes_read(), reader.size_bytes());
         }

@@ -289,8 +289,7 @@ PhiFileStats write_phi_file(const PhiFileOptions& o, const LiwcDictionary& dic,
     };
     if (!o.corpus.empty()) {
         index::CorpusReaderOptions ropts;
-        ropts.format = o.corpus_format.empty() ? index::detect_corpus_format(o.corpus)
-                                               : index::parse_corpus_format(o.corpus_format);
+        ropts.format = index::resolve_corpus_format(o.corpus_format, o.corpus);
         ropts.skip_bad = o.skip_bad;
         index::CorpusReader reader(o.corpus, ropts);
         index::Document doc;
@@ -299,7 +298,7 @@ PhiFileStats write_phi_file(const PhiFileOptions& o, const LiwcDictionary& dic,
             if (o.only_ids) {
                 if (!o.only_ids->count(doc.id) || !seen.insert(doc.id).second) continue;
             }
-            emit(doc.id, doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+            emit(doc.id, index::indexed_text(doc));
             if (progress && (stats.written & 4095) == 0)
                 progress(reader.bytes_read(), reader.size_bytes());
         }

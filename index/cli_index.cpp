@@ -35,8 +35,7 @@ extern "C" void on_interrupt(int) { g_cancel.request(); }
 
 void run_index(const IndexArgs& a) {
     plumb::index::IndexBuildOptions o;
-    o.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                : plumb::index::parse_corpus_format(a.format);
+    o.format = plumb::index::resolve_corpus_format(a.format, a.corpus);
     o.analysis.analyzer = plumb::index::parse_analyzer_kind(a.analyzer);
     o.analysis.stem = !a.no_stem;
     o.analysis.stop = !a.no_stop;

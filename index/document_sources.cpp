@@ -16,7 +16,7 @@ public:
     CorpusTextSource(const std::string& path, const std::unordered_set<std::string>* wanted,
                      const std::string& format) {
         CorpusReaderOptions o;
-        o.format = format.empty() ? detect_corpus_format(path) : parse_corpus_format(format);
+        o.format = resolve_corpus_format(format, path);
         CorpusReader reader(path, o);
         Document d;
         std::unordered_set<std::string> seen;
@@ -26,8 +26,7 @@ public:
                                  "duplicate document id '" + d.id + "'");
             }
             if (wanted && !wanted->count(d.id)) continue;
-            std::string text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
-            m_docs.emplace(d.id, std::move(text));
+            m_docs.emplace(d.id, indexed_text(std::move(d)));
         }
     }
     std::optional<std::string> text(std::string_view docid) const override {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "index/corpus.hpp"
@@ -93,6 +94,23 @@ TEST(CorpusFormat, ParseAndDetect) {
     EXPECT_EQ(plumb::index::detect_corpus_format("collection.tsv"), CorpusFormat::Tsv);
     EXPECT_EQ(plumb::index::detect_corpus_format("collection"), CorpusFormat::Tsv);
     EXPECT_STREQ(plumb::index::corpus_format_name(CorpusFormat::Jsonl), "jsonl");
+    for (const char* name : {"tsv", "jsonl", "trec", "html"}) {
+        EXPECT_STREQ(plumb::index::corpus_format_name(plumb::index::parse_corpus_format(name)),
+                     name);
+    }
+    EXPECT_EQ(plumb::index::parse_corpus_format("json"), CorpusFormat::Jsonl);
+    // An empty name: detected from the path; a name wins over the path.
+    EXPECT_EQ(plumb::index::resolve_corpus_format("", "a/corpus.jsonl"), CorpusFormat::Jsonl);
+    EXPECT_EQ(plumb::index::resolve_corpus_format("tsv", "a/corpus.jsonl"), CorpusFormat::Tsv);
+    EXPECT_THROW(plumb::index::resolve_corpus_format("xml", "c.tsv"), plumb::InvalidArgument);
+}
+
+TEST(Document, IndexedTextJoinsTitleAndText) {
+    Document titled{"1", "A title", "the text"};
+    EXPECT_EQ(plumb::index::indexed_text(titled), "A title the text");
+    Document plain{"2", "", "only text"};
+    EXPECT_EQ(plumb::index::indexed_text(plain), "only text");
+    EXPECT_EQ(plumb::index::indexed_text(std::move(plain)), "only text");
 }
 
 TEST(TsvReader, ReadsValidOddities) {
