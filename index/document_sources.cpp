@@ -1,6 +1,7 @@
 #include "index/document_sources.hpp"
 
-#include <unordered_map>
+#include <functional>
+#include <map>
 
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
@@ -30,14 +31,13 @@ public:
         }
     }
     std::optional<std::string> text(std::string_view docid) const override {
-        auto it = m_docs.find(std::string(docid));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
+        if (auto it = m_docs.find(docid); it != m_docs.end()) return it->second;
+        return std::nullopt;
     }
     std::uint64_t size() const override { return m_docs.size(); }
 
 private:
-    std::unordered_map<std::string, std::string> m_docs;
+    std::map<std::string, std::string, std::less<>> m_docs;  // found by string_view, no copy
 };
 
 }  // namespace

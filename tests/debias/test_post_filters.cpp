@@ -17,6 +17,7 @@
 #include "debias_test_util.hpp"
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
+#include "tests/support/map_source.hpp"
 
 using namespace plumb;
 using namespace plumb::debias;
@@ -633,25 +634,16 @@ TEST(FairTopK, AdjustedTableOnLargerKHoldsEveryPrefix) {
     EXPECT_EQ(list.candidates.size(), 400u);
 }
 
-namespace {
-class Texts : public DocumentSource {
-public:
-    std::optional<std::string> text(std::string_view docid) const override {
-        if (docid == "x1" || docid == "x2") return std::string("she saw the same old thing");
-        if (docid == "x3") return std::string("he saw another thing");
-        return std::nullopt;
-    }
-    std::uint64_t size() const override { return 3; }
-};
-}  // namespace
-
 TEST(NearDuplicates, TextFromDocumentSource) {
     auto words = std::make_shared<eval::GenderWordList>();
     words->add("she", eval::Gender::Female);
     words->add("he", eval::Gender::Male);
     PassageBias b;
     b.words = words;
-    b.documents = std::make_shared<Texts>();
+    b.documents = std::make_shared<plumb::test::MapSource>(
+        std::unordered_map<std::string, std::string>{{"x1", "she saw the same old thing"},
+                                                     {"x2", "she saw the same old thing"},
+                                                     {"x3", "he saw another thing"}});
     RankedList l;
     l.qid = "q";
     for (const char* id : {"x1", "x2", "x3"}) l.candidates.push_back({id, 1.0f, "", {}});

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "index/corpus.hpp"
+#include "index/document_sources.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "tests/test_tmp.hpp"
@@ -368,4 +371,23 @@ TEST(TopicsReader, BadLines) {
     auto j = temp_file("bad_queries.jsonl", "{\"text\": \"x\"}\n");
     expect_parse_error([&] { plumb::index::read_topics(j); }, j, 1, "missing query id (\"_id\")");
     EXPECT_THROW(plumb::index::read_topics("/nonexistent/plumb/topics.tsv"), plumb::IoError);
+}
+
+TEST(DocumentSources, CorpusHeldInMemory) {
+    auto p = temp_file("sources.jsonl",
+                       "{\"_id\": \"a\", \"title\": \"T\", \"text\": \"x y\"}\n"
+                       "{\"_id\": \"b\", \"text\": \"z\"}\n");
+    auto all = plumb::index::open_document_source("", p.string());
+    EXPECT_EQ(all->size(), 2u);
+    EXPECT_EQ(all->text("a"), "T x y");  // as the index stores it
+    EXPECT_EQ(all->text("b"), "z");
+    EXPECT_EQ(all->text("c"), std::nullopt);
+    const std::unordered_set<std::string> wanted = {"b"};
+    auto some = plumb::index::open_document_source("", p.string(), &wanted, "jsonl");
+    EXPECT_EQ(some->size(), 1u);
+    EXPECT_EQ(some->text("a"), std::nullopt);
+    auto dup = temp_file("sources_dup.tsv", "a\tx\nb\ty\na\tz\n");
+    expect_parse_error([&] { plumb::index::open_document_source("", dup.string()); }, dup, 3,
+                       "duplicate document id 'a'");
+    EXPECT_THROW(plumb::index::open_document_source("", ""), plumb::ConfigError);
 }

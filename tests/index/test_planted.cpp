@@ -14,7 +14,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "eval/qrels.hpp"
 #include "eval/subsets.hpp"
 #include "index/corpus.hpp"
+#include "index/document_sources.hpp"
 #include "index/planted.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -117,24 +117,6 @@ PlantedConfig stats_config(plumb::index::AnswerPositions positions) {
     c.triples_per_query = 0;
     return c;
 }
-
-class MapSource : public plumb::DocumentSource {
-public:
-    explicit MapSource(const fs::path& corpus) {
-        plumb::index::CorpusReader reader(corpus, {});
-        plumb::index::Document d;
-        while (reader.next(d)) m_docs[d.id] = d.text;
-    }
-    std::optional<std::string> text(std::string_view id) const override {
-        auto it = m_docs.find(std::string(id));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::unordered_map<std::string, std::string> m_docs;
-};
 
 class Planted : public ::testing::Test {
 protected:
@@ -351,7 +333,7 @@ TEST_F(Planted, TriplesParseWithTheTrainDataReaders) {
     }
     EXPECT_EQ(n, 600u);
 
-    auto docs = std::make_shared<MapSource>(*s_dir / "corpus.tsv");
+    auto docs = plumb::index::open_document_source({}, (*s_dir / "corpus.tsv").string());
     auto ids = plumb::rerank::open_id_triples(*s_dir / "triples.train.ids.tsv",
                                               *s_dir / "topics.train.tsv", docs);
     auto qrels = plumb::eval::Qrels::load(*s_dir / "qrels.train.txt");
