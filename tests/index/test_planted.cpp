@@ -29,49 +29,21 @@
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/train_data.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/text_lines.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::PassageRole;
 using plumb::index::PlantedConfig;
 using plumb::index::PlantedGenerator;
+using plumb::test::lines_of;
+using plumb::test::words_of;
 
 namespace {
 
-fs::path test_root() {
-    return plumb::test::process_dir("plumb_test_planted_");
-}
+const plumb::test::ScratchDir kScratch("plumb_test_planted_");
 
-class TempCleanup : public ::testing::Environment {
-public:
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(test_root(), ec);
-    }
-};
-[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
-fs::path temp_dir(const std::string& name) {
-    auto dir = test_root() / name;
-    fs::remove_all(dir);
-    return dir;
-}
-
-std::vector<std::string> lines_of(const fs::path& p) {
-    std::vector<std::string> out;
-    std::istringstream in(plumb::read_file(p));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(line);
-    return out;
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string w;
-    while (in >> w) out.push_back(w);
-    return out;
-}
+fs::path temp_dir(const std::string& name) { return kScratch.fresh(name); }
 
 std::vector<std::string> fields_of(const std::string& line, char sep = '\t') {
     std::vector<std::string> out;
