@@ -60,6 +60,16 @@ PassageBias table_bias(const eval::BiasTable& t) {
     return b;
 }
 
+/// Bias computed from passage text with the word list {she: female, he: male}.
+PassageBias she_he_bias() {
+    auto words = std::make_shared<eval::GenderWordList>();
+    words->add("she", eval::Gender::Female);
+    words->add("he", eval::Gender::Male);
+    PassageBias b;
+    b.words = words;
+    return b;
+}
+
 const Query kQuery{"q1", "who"};
 
 }  // namespace
@@ -209,11 +219,7 @@ TEST(FairTopK, AlreadyFairIsUntouchedAndMaleGroup) {
 
 TEST(FairTopK, LabelsFromTextWithWordList) {
     // No table: labels from the candidate text. "she" -> female (-1).
-    auto words = std::make_shared<eval::GenderWordList>();
-    words->add("she", eval::Gender::Female);
-    words->add("he", eval::Gender::Male);
-    PassageBias b;
-    b.words = words;
+    PassageBias b = she_he_bias();
     RankedList l;
     l.qid = "q";
     const char* texts[] = {"he ran", "he sat", "it is", "he he", "she ran"};
@@ -345,13 +351,16 @@ TEST(BiasBalance, TwoSwapsByHand) {
     // 9 - 6.9 = 2.1 > 2.0 left: not affordable. Every other swap gives |S'| >= 1 (no strict
     // gain). Stop. Result top-3 {M1, M2, F4}: RaB@3 = 1/3, loss 0.5.
     eval::BiasTable t;
-    auto list = make_list({{"M1", 10, kMale},
-                           {"M2", 9, kMale},
-                           {"M3", 8, kMale},
-                           {"F4", 7.5f, kFemale},
-                           {"F5", 7, kFemale},
-                           {"N6", 6.9f, kNeutral}},
-                          &t);
+    const auto males_on_top = [&t] {
+        return make_list({{"M1", 10, kMale},
+                          {"M2", 9, kMale},
+                          {"M3", 8, kMale},
+                          {"F4", 7.5f, kFemale},
+                          {"F5", 7, kFemale},
+                          {"N6", 6.9f, kNeutral}},
+                         &t);
+    };
+    auto list = males_on_top();
     BiasBalance f({3, 2.5, 0}, table_bias(t));
     auto r = f.apply_with_report(kQuery, list);
     EXPECT_EQ(ids(list), (std::vector<std::string>{"M1", "M2", "F4", "M3", "F5", "N6"}));
@@ -360,13 +369,7 @@ TEST(BiasBalance, TwoSwapsByHand) {
     EXPECT_DOUBLE_EQ(r.score_loss, 0.5);
     // Budget 3.5: after M3<->F4 (0.5), M2<->N6 (2.1 <= 3.0 left) reaches S = 0: top-3
     // {M1, F4, N6}, RaB@3 = 0, loss 2.6.
-    auto list2 = make_list({{"M1", 10, kMale},
-                            {"M2", 9, kMale},
-                            {"M3", 8, kMale},
-                            {"F4", 7.5f, kFemale},
-                            {"F5", 7, kFemale},
-                            {"N6", 6.9f, kNeutral}},
-                           &t);
+    auto list2 = males_on_top();
     BiasBalance g({3, 3.5, 0}, table_bias(t));
     auto r2 = g.apply_with_report(kQuery, list2);
     EXPECT_EQ(ids(list2), (std::vector<std::string>{"M1", "F4", "N6", "M2", "M3", "F5"}));
@@ -635,11 +638,7 @@ TEST(FairTopK, AdjustedTableOnLargerKHoldsEveryPrefix) {
 }
 
 TEST(NearDuplicates, TextFromDocumentSource) {
-    auto words = std::make_shared<eval::GenderWordList>();
-    words->add("she", eval::Gender::Female);
-    words->add("he", eval::Gender::Male);
-    PassageBias b;
-    b.words = words;
+    PassageBias b = she_he_bias();
     b.documents = std::make_shared<plumb::test::MapSource>(
         std::unordered_map<std::string, std::string>{{"x1", "she saw the same old thing"},
                                                      {"x2", "she saw the same old thing"},
