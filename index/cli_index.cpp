@@ -85,14 +85,14 @@ void run_index(const IndexArgs& a) {
     }
 }
 
-const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
-    auto args = std::make_shared<IndexArgs>();
-    auto* cmd = app.add_subcommand(
-        "index",
+void add_index(CLI::App& app) {
+    auto [cmd, args] = plumb::cli::add_command<IndexArgs>(
+        app, "index",
         "Index a corpus (MS MARCO TSV id<TAB>text, BEIR JSONL or folder, TREC SGML files or "
         "folder, HTML folder or tarball) with Lucene++ for exact BM25; "
         "crash-safe (the previous index at --index is replaced only when the new one is "
-        "complete)");
+        "complete)",
+        run_index);
     cmd->add_option("--corpus,-c", args->corpus,
                     "Corpus file, folder (BEIR, TREC, HTML) or tarball (\"-\" = standard input)")
         ->required();
@@ -134,7 +134,8 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
                     "read N + 1 times")
         ->check(CLI::Range(std::size_t{1}, std::size_t{999}));
     plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
-    cmd->callback([args] { run_index(*args); });
-}};
+}
+
+const plumb::cli::CommandRegistrar kIndex{"index", add_index};
 
 }  // namespace
