@@ -21,10 +21,18 @@ std::vector<Judgement> read_qrels(const std::filesystem::path& path) {
     return out;
 }
 
+void FirstLines::add(const LineReader& reader, const std::string& key, const char* what) {
+    auto [it, inserted] = m_line.emplace(key, reader.line_number());
+    if (!inserted) {
+        reader.fail("duplicate " + std::string(what) + " '" + key + "' (first on line " +
+                    std::to_string(it->second) + ")");
+    }
+}
+
 std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& path) {
     LineReader reader(path);
     std::map<std::string, std::string> out;
-    std::map<std::string, std::uint64_t> line_of;
+    FirstLines first;
     std::string_view line;
     std::vector<std::string_view> fields;
     while (reader.next(line)) {
@@ -34,11 +42,8 @@ std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& pat
             reader.fail("expected 2 TAB-separated fields, got " + std::to_string(fields.size()));
         std::string key(trim(fields[0]));
         if (key.empty()) reader.fail("empty key");
-        auto [it, inserted] = out.emplace(key, std::string(trim(fields[1])));
-        if (!inserted)
-            reader.fail("duplicate key '" + key + "' (first on line " +
-                        std::to_string(line_of[key]) + ")");
-        line_of[key] = reader.line_number();
+        first.add(reader, key, "key");
+        out.emplace(key, std::string(trim(fields[1])));
     }
     return out;
 }

@@ -5,11 +5,17 @@
 /// and line.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+namespace plumb {
+class LineReader;
+}
 
 namespace plumb::debias {
 
@@ -24,6 +30,17 @@ struct Judgement {
 /// the judgements: queries in eval::Qrels::qids() order, each query's judgements in file order.
 /// Throws IoError, ParseError (file:line).
 std::vector<Judgement> read_qrels(const std::filesystem::path& path);
+
+/// The first line of each key of a file being read: a key met again is a ParseError naming both
+/// lines, "duplicate <what> '<key>' (first on line N)".
+class FirstLines {
+public:
+    /// Records `key` at `reader`'s current line; throws ParseError when it was met before.
+    void add(const LineReader& reader, const std::string& key, const char* what);
+
+private:
+    std::unordered_map<std::string, std::uint64_t> m_line;
+};
 
 /// Reads `key<TAB>value` lines (value may be empty; more than two fields is an error).
 /// A duplicate key is a ParseError naming both lines. Blank lines are skipped.
