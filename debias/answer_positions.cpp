@@ -121,8 +121,7 @@ std::unordered_map<std::string, std::string> read_passages(const std::filesystem
                                                            const std::set<std::string>& wanted,
                                                            const ProgressCallback& progress) {
     index::CorpusReaderOptions ropts;
-    ropts.format =
-        format.empty() ? index::detect_corpus_format(corpus) : index::parse_corpus_format(format);
+    ropts.format = index::resolve_corpus_format(format, corpus);
     index::CorpusReader reader(corpus, ropts);
     std::unordered_map<std::string, std::string> out;
     index::Document doc;

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "debias/answer_positions.hpp"
+#include "debias/judgements.hpp"
 #include "debias/plot.hpp"
 #include "debias/rotation.hpp"
 #include "plugin/error.hpp"
@@ -46,7 +47,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 std::unordered_map<std::string, char> read_gendered_queries(const std::filesystem::path& path) {
     LineReader reader(path);
     std::unordered_map<std::string, char> out;
-    std::unordered_map<std::string, std::uint64_t> line_of;
+    FirstLines first;
     std::string_view line;
     std::vector<std::string_view> f;
     while (reader.next(line)) {
@@ -59,10 +60,7 @@ std::unordered_map<std::string, char> read_gendered_queries(const std::filesyste
         if (label != "f" && label != "m" && label != "n")
             reader.fail("label must be f, m or n, got '" + std::string(label) + "'");
         if (label == "n") continue;
-        auto [it, inserted] = line_of.emplace(std::string(qid), reader.line_number());
-        if (!inserted)
-            reader.fail("duplicate qid '" + std::string(qid) + "' (first on line " +
-                        std::to_string(it->second) + ")");
+        first.add(reader, std::string(qid), "qid");
         out.emplace(std::string(qid), label[0]);
     }
     return out;
@@ -73,7 +71,7 @@ std::vector<GeneratedPair> read_generated_pairs(
     std::size_t* total) {
     LineReader reader(path);
     std::vector<GeneratedPair> out;
-    std::unordered_map<std::string, std::uint64_t> seen;
+    FirstLines first;
     if (total) *total = 0;
     std::string_view line;
     std::vector<std::string_view> f;
@@ -97,10 +95,7 @@ std::vector<GeneratedPair> read_generated_pairs(
         if (p.qid.empty() || p.docid.empty()) reader.fail("empty qid or docid");
         if (total) ++*total;
         if (keep && !keep(p.qid)) continue;
-        auto [it, inserted] = seen.emplace(p.qid, reader.line_number());
-        if (!inserted)
-            reader.fail("duplicate qid '" + p.qid + "' (first on line " +
-                        std::to_string(it->second) + ")");
+        first.add(reader, p.qid, "qid");
         out.push_back(std::move(p));
     }
     return out;

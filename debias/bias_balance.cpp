@@ -23,12 +23,9 @@ BiasBalance::BiasBalance(BiasBalanceOptions options, PassageBias bias)
 
 PostFilterReport BiasBalance::apply_with_report(const Query&, RankedList& list) const {
     auto& cands = list.candidates;
-    PostFilterReport r;
-    r.filter = name();
-    r.k = m_options.k;
-    r.before = summarize_ranking(cands, r.k, m_bias, &r.missing_bias);
+    PostFilterReport r = start_report(name(), m_options.k, cands, m_bias);
     const std::size_t n = cands.size();
-    const std::size_t pool = m_options.depth == 0 ? n : std::min(m_options.depth, n);
+    const std::size_t pool = examined_candidates(m_options.depth, n);
     const std::size_t top = std::min(r.k, n);
     std::vector<double> b(n, 0.0);
     for (std::size_t i = 0; i < std::max(pool, top); ++i) {

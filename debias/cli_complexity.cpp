@@ -2,19 +2,20 @@
 // run, the EqualizeIR evaluation (μ, σ, c_v of a per-query measure, overall and per bucket).
 // Registered after `plumb debias` (name order) and added to it as subcommands.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
-#include "plugin/cli/options.hpp"
 #include "debias/complexity.hpp"
+#include "debias/detail_cli.hpp"
 #include "debias/plot.hpp"
 #include "eval/distribution.hpp"
 #include "eval/evaluator.hpp"
 #include "index/corpus.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -22,10 +23,6 @@
 namespace {
 
 using nlohmann::json;
-
-CLI::App& debias_app(CLI::App& app) {
-    return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
-}
 
 json stats_json(const plumb::eval::DistributionStats& s) {
     json j = {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}};
@@ -146,18 +143,13 @@ void run_complexity(const ComplexityArgs& a) {
     std::fputs(text.c_str(), stdout);
 }
 
-const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& app) {
-    auto& d = debias_app(app);
-    auto a = std::make_shared<ComplexityArgs>();
-    auto* c = d.add_subcommand("complexity",
-                               "Linguistic complexity of queries (Lu's lexical and syntactic "
-                               "indices), buckets, and a measure's mu/sigma/c_v per bucket");
-    c->add_option("--topics", a->topics,
-                  "Topics file (TSV qid<TAB>query, BEIR queries.jsonl or TREC <top> topics)")
-        ->required();
-    c->add_option("--topic-field", a->topic_field,
-                  "TREC topics: title, description, narrative or several joined by '+'")
-        ->capture_default_str();
+void add_complexity(CLI::App& app) {
+    auto [c, a] = plumb::cli::add_command<ComplexityArgs>(
+        plumb::debias::detail::debias_command(app), "complexity",
+        "Linguistic complexity of queries (Lu's lexical and syntactic indices), buckets, and a "
+        "measure's mu/sigma/c_v per bucket",
+        run_complexity);
+    plumb::cli::add_topics_options(c, a->topics, a->topic_field);
     c->add_option("--output,-o", a->output,
                   "Output prefix: PREFIX.tsv (per query), .json, .txt, and with --run a plot "
                   "PREFIX.<measure>.png/.svg")
@@ -170,8 +162,8 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", [](CLI::App& 
     c->add_option("-m,--measure", a->measure, "trec_eval measure with one cutoff")
         ->capture_default_str();
     plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-    c->callback([a] { run_complexity(*a); });
+}
 
-}};
+const plumb::cli::CommandRegistrar kRegistrar{"debias.complexity", add_complexity};
 
 }  // namespace

@@ -7,15 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "plugin/cli/options.hpp"
 #include "debias/answer_positions.hpp"
 #include "debias/balance.hpp"
+#include "debias/detail_cli.hpp"
 #include "debias/gender_scores.hpp"
 #include "debias/judgements.hpp"
 #include "debias/liwc.hpp"
 #include "debias/rotation.hpp"
 #include "debias/survivorship.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -24,10 +25,6 @@ namespace {
 
 namespace db = plumb::debias;
 using ull = unsigned long long;
-
-CLI::App& debias_app(CLI::App& app) {
-    return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
-}
 
 void print_file(const std::filesystem::path& path) {
     std::fputs(plumb::read_file(path).c_str(), stdout);
@@ -70,6 +67,28 @@ void run_rotate(const RotateArgs& a) {
         a.offsets.empty() ? "" : " and offsets ", a.offsets.c_str());
 }
 
+void add_rotate(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<RotateArgs>(
+        debias, "rotate",
+        "Position-bias debiasing (Hofstaetter et al. 2021, Eq. 7): rotate each passage's "
+        "whitespace tokens at a random r in {1..n}; r depends only on --seed and the text",
+        run_rotate);
+    c->add_option("--corpus", a->corpus, "Corpus to rotate (TSV id<TAB>text or BEIR JSONL)");
+    c->add_option("--triples", a->triples,
+                  "Text training triples query<TAB>pos<TAB>neg (both passages rotated)");
+    c->add_option("--output,-o", a->output, "Output file (same format as the input)")->required();
+    c->add_option("--seed", a->seed, "Random seed")->capture_default_str();
+    db::detail::add_corpus_format_option(c, a->format);
+    c->add_option("--qrels", a->qrels,
+                  "Rotate only the passages judged in these qrels (others copied unchanged)");
+    c->add_option(
+        "--offsets", a->offsets,
+        "Side file of offsets: docid<TAB>r<TAB>n (triples: line<TAB>pos|neg<TAB>r<TAB>n)");
+    c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed lines");
+    c->add_flag("--tabs-in-text", a->tabs_in_text, "TSV: text is everything after the first TAB");
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
+}
+
 // ---- answer-positions -----------------------------------------------------------------------
 struct AnswerArgs {
     db::AnswerPositionOptions o;
@@ -91,6 +110,34 @@ void run_answers(AnswerArgs& a) {
     db::write_answer_position_report(rep, a.output);
     print_file(a.output + ".txt");
     std::printf("wrote %s.{txt,json,png,svg}\n", a.output.c_str());
+}
+
+void add_answer_positions(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<AnswerArgs>(
+        debias, "answer-positions",
+        "Histogram of relative answer start positions in relevant passages (Fig. 1 of "
+        "Hofstaetter et al. 2021), before and after rotation",
+        run_answers);
+    c->add_option("--answers", a->answers,
+                  "Answers: qid<TAB>answer TSV, or SQuAD-style JSON (.json)")
+        ->required();
+    c->add_option("--qrels", a->qrels, "Qrels (TSV answers)");
+    c->add_option("--corpus", a->corpus, "Corpus holding the relevant passages (TSV answers)");
+    db::detail::add_corpus_format_option(c, a->o.corpus_format);
+    c->add_option("--bins", a->o.bins, "Histogram bins")->capture_default_str();
+    c->add_option("--min-relevance", a->o.min_relevance, "Relevant = grade >= this")
+        ->capture_default_str();
+    c->add_flag("--strip-punctuation", a->o.strip_punctuation,
+                "Compare tokens without leading/trailing punctuation (Paris. = paris)");
+    c->add_option("--rotated", a->rotated,
+                  "Rotated corpus: search the answers again after rotation");
+    c->add_option("--offsets", a->offsets,
+                  "Offsets from 'plumb debias rotate': map the found spans (preferred)");
+    c->add_option("--seed", a->seed,
+                  "SQuAD input: rotate each context with this seed for the 'after' histogram");
+    c->add_option("--output,-o", a->output, "Output prefix: PREFIX.txt, .json, .png, .svg")
+        ->required();
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
 }
 
 // ---- gender ---------------------------------------------------------------------------------
@@ -122,6 +169,23 @@ void run_gender(const GenderArgs& a) {
         std::printf("wrote %s\n", db::gender_output_path(a.output, suffix).c_str());
 }
 
+void add_gender(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<GenderArgs>(
+        debias, "gender",
+        "Per-passage gender magnitudes (tc, tf, bool; Rekabsaz & Schedl 2020) and the IBBR "
+        "magnitude/label (Li et al. 2022) for a whole corpus or index",
+        run_gender);
+    c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")->required();
+    db::detail::add_passage_options(c, a->corpus, a->index, a->format);
+    c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
+    c->add_option("--output,-o", a->output,
+                  "Bias file BIAS[.tsv] with every variant (docid, tc, tf, bool triples, "
+                  "IBBR magnitude and label), plus one file per variant beside it: "
+                  "BIAS.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
+        ->required();
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
+}
+
 // ---- query-gender ---------------------------------------------------------------------------
 struct QueryGenderArgs {
     std::string wordlist, topics, output, both_as = "n";
@@ -132,6 +196,19 @@ void run_query_gender(const QueryGenderArgs& a) {
     std::printf("queries: f %llu, m %llu, n %llu (with both genders' words: %llu)\nwrote %s\n",
                 static_cast<ull>(s.female), static_cast<ull>(s.male), static_cast<ull>(s.neutral),
                 static_cast<ull>(s.both), a.output.c_str());
+}
+
+void add_query_gender(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<QueryGenderArgs>(
+        debias, "query-gender", "Label queries f / m / n from a gender word list",
+        run_query_gender);
+    c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")->required();
+    c->add_option("--topics", a->topics, "Topics: qid<TAB>query or BEIR queries.jsonl")->required();
+    c->add_option("--output,-o", a->output, "Output qid<TAB>label")->required();
+    c->add_option("--both-as", a->both_as,
+                  "Queries with both genders' words: n (neutral) or majority")
+        ->check(CLI::IsMember({"n", "majority"}))
+        ->capture_default_str();
 }
 
 // ---- balance --------------------------------------------------------------------------------
@@ -161,6 +238,34 @@ void run_balance(const BalanceArgs& a) {
     print_file(o.output_dir / "report.txt");
 }
 
+void add_balance(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<BalanceArgs>(
+        debias, "balance",
+        "Balanced relevance judgements (Bigdeli et al.): match female and male queries on "
+        "the LIWC profile of their passages and augment a training set at given ratios",
+        run_balance);
+    c->add_option("--pairs", a->pairs,
+                  "Generated pairs: qid<TAB>query<TAB>passage or "
+                  "qid<TAB>query<TAB>docid<TAB>passage")
+        ->required();
+    c->add_option("--query-gender", a->query_gender, "Query labels qid<TAB>f|m|n")->required();
+    db::detail::add_liwc_options(c, a->dic, a->categories);
+    c->add_option("--train", a->train,
+                  "Original training set: query<TAB>passage or query<TAB>pos<TAB>neg")
+        ->required();
+    c->add_option("--ratios", a->ratios, "Augmentation ratios, e.g. 0.05,0.25")
+        ->delimiter(',')
+        ->required();
+    c->add_option("--seed", a->seed, "Seed (random negatives for triples)")->capture_default_str();
+    c->add_flag("--skip-bad-dic-lines", a->skip_bad,
+                "Skip and count bad dictionary lines instead of failing");
+    c->add_flag("--one-to-one", a->one_to_one,
+                "Match each query at most once (greedy by cosine), so equal numbers of "
+                "female and male examples are added");
+    c->add_option("--output,-o", a->output, "Output directory")->required();
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
+}
+
 // ---- liwc ----------------------------------------------------------------------------------
 struct LiwcArgs {
     std::string dic, corpus, index, format, run, output;
@@ -186,9 +291,26 @@ void run_liwc(const LiwcArgs& a) {
         "skipped\n"
         "passages written: %llu, run passages not in the collection: %llu, bad corpus "
         "lines skipped: %llu\nwrote %s\n",
-        dic.categories().size(), dic.exact_entries(), dic.prefix_entries(),
-        dic.phrase_entries(), dic.skipped_lines().size(), static_cast<ull>(s.written), static_cast<ull>(s.missing),
+        dic.categories().size(), dic.exact_entries(), dic.prefix_entries(), dic.phrase_entries(),
+        dic.skipped_lines().size(), static_cast<ull>(s.written), static_cast<ull>(s.missing),
         static_cast<ull>(s.skipped_bad), a.output.c_str());
+}
+
+void add_liwc(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<LiwcArgs>(
+        debias, "liwc",
+        "LIWC category proportions phi(d) per passage (paper 001), in the category-vector "
+        "format the evaluator reads",
+        run_liwc);
+    db::detail::add_liwc_options(c, a->dic, a->categories);
+    db::detail::add_passage_options(c, a->corpus, a->index, a->format);
+    c->add_option("--run", a->run, "Only the passages in the top --depth of this TREC run");
+    c->add_option("--depth", a->depth, "Depth for --run")->capture_default_str();
+    c->add_flag("--skip-bad-dic-lines", a->skip_bad_dic,
+                "Skip and count bad dictionary lines instead of failing");
+    c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
+    c->add_option("--output,-o", a->output, "Output docid<TAB>phi... with a header")->required();
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
 }
 
 // ---- survivorship ---------------------------------------------------------------------------
@@ -212,183 +334,31 @@ void run_survivorship(const SurvivorshipArgs& a) {
     print_file(o.output_dir / "report.txt");
 }
 
+void add_survivorship(CLI::App& debias) {
+    auto [c, a] = plumb::cli::add_command<SurvivorshipArgs>(
+        debias, "survivorship",
+        "Survivorship audit (Gupta 2021): unanswered queries overall and per type, first "
+        "relevant rank, and the subset files S_1..S_k",
+        run_survivorship);
+    c->add_option("--input", a->input,
+                  "Shown rankings: MS MARCO QnA .json / .jsonl, or "
+                  "qid<TAB>rank<TAB>docid<TAB>is_selected")
+        ->required();
+    c->add_option("--types", a->types, "Query types qid<TAB>type (TSV input)");
+    c->add_option("--corpus", a->corpus,
+                  "Map QnA passage texts to this corpus' docids (exact text match)");
+    db::detail::add_corpus_format_option(c, a->format);
+    c->add_option("--max-k", a->max_k, "Subsets S_1..S_k (default: largest shown rank)");
+    c->add_option("--output,-o", a->output, "Output directory")->required();
+    plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
+}
+
 const plumb::cli::CommandRegistrar kDebias{
     "debias", [](CLI::App& app) {
-        auto& debias = debias_app(app);
-
-        {
-            auto a = std::make_shared<RotateArgs>();
-            auto* c = debias.add_subcommand(
-                "rotate",
-                "Position-bias debiasing (Hofstaetter et al. 2021, Eq. 7): rotate each passage's "
-                "whitespace tokens at a random r in {1..n}; r depends only on --seed and the text");
-            c->add_option("--corpus", a->corpus,
-                          "Corpus to rotate (TSV id<TAB>text or BEIR JSONL)");
-            c->add_option("--triples", a->triples,
-                          "Text training triples query<TAB>pos<TAB>neg (both passages rotated)");
-            c->add_option("--output,-o", a->output, "Output file (same format as the input)")
-                ->required();
-            c->add_option("--seed", a->seed, "Random seed")->capture_default_str();
-            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
-                ->check(CLI::IsMember({"tsv", "jsonl"}));
-            c->add_option(
-                "--qrels", a->qrels,
-                "Rotate only the passages judged in these qrels (others copied unchanged)");
-            c->add_option(
-                "--offsets", a->offsets,
-                "Side file of offsets: docid<TAB>r<TAB>n (triples: line<TAB>pos|neg<TAB>r<TAB>n)");
-            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed lines");
-            c->add_flag("--tabs-in-text", a->tabs_in_text,
-                        "TSV: text is everything after the first TAB");
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_rotate(*a); });
-        }
-        {
-            auto a = std::make_shared<AnswerArgs>();
-            auto* c = debias.add_subcommand(
-                "answer-positions",
-                "Histogram of relative answer start positions in relevant passages (Fig. 1 of "
-                "Hofstaetter et al. 2021), before and after rotation");
-            c->add_option("--answers", a->answers,
-                          "Answers: qid<TAB>answer TSV, or SQuAD-style JSON (.json)")
-                ->required();
-            c->add_option("--qrels", a->qrels, "Qrels (TSV answers)");
-            c->add_option("--corpus", a->corpus,
-                          "Corpus holding the relevant passages (TSV answers)");
-            plumb::cli::add_input_format_option(c, a->o.corpus_format, "Corpus format (default: by extension)")
-                ->check(CLI::IsMember({"tsv", "jsonl"}));
-            c->add_option("--bins", a->o.bins, "Histogram bins")->capture_default_str();
-            c->add_option("--min-relevance", a->o.min_relevance, "Relevant = grade >= this")
-                ->capture_default_str();
-            c->add_flag("--strip-punctuation", a->o.strip_punctuation,
-                        "Compare tokens without leading/trailing punctuation (Paris. = paris)");
-            c->add_option("--rotated", a->rotated,
-                          "Rotated corpus: search the answers again after rotation");
-            c->add_option("--offsets", a->offsets,
-                          "Offsets from 'plumb debias rotate': map the found spans (preferred)");
-            c->add_option(
-                "--seed", a->seed,
-                "SQuAD input: rotate each context with this seed for the 'after' histogram");
-            c->add_option("--output,-o", a->output, "Output prefix: PREFIX.txt, .json, .png, .svg")
-                ->required();
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_answers(*a); });
-        }
-        {
-            auto a = std::make_shared<GenderArgs>();
-            auto* c = debias.add_subcommand(
-                "gender",
-                "Per-passage gender magnitudes (tc, tf, bool; Rekabsaz & Schedl 2020) and the IBBR "
-                "magnitude/label (Li et al. 2022) for a whole corpus or index");
-            c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
-                ->required();
-            auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
-            auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
-            corpus->excludes(index);
-            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
-                ->check(CLI::IsMember({"tsv", "jsonl"}));
-            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
-            c->add_option("--output,-o", a->output,
-                          "Bias file BIAS[.tsv] with every variant (docid, tc, tf, bool triples, "
-                          "IBBR magnitude and label), plus one file per variant beside it: "
-                          "BIAS.{tc,tf,bool,ibbr,ibbr_magnitude}.tsv")
-                ->required();
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_gender(*a); });
-        }
-        {
-            auto a = std::make_shared<QueryGenderArgs>();
-            auto* c = debias.add_subcommand("query-gender",
-                                            "Label queries f / m / n from a gender word list");
-            c->add_option("--wordlist", a->wordlist, "Gender word list: word,f / word,m lines")
-                ->required();
-            c->add_option("--topics", a->topics, "Topics: qid<TAB>query or BEIR queries.jsonl")
-                ->required();
-            c->add_option("--output,-o", a->output, "Output qid<TAB>label")->required();
-            c->add_option("--both-as", a->both_as,
-                          "Queries with both genders' words: n (neutral) or majority")
-                ->check(CLI::IsMember({"n", "majority"}))
-                ->capture_default_str();
-            c->callback([a] { run_query_gender(*a); });
-        }
-        {
-            auto a = std::make_shared<BalanceArgs>();
-            auto* c = debias.add_subcommand(
-                "balance",
-                "Balanced relevance judgements (Bigdeli et al.): match female and male queries on "
-                "the LIWC profile of their passages and augment a training set at given ratios");
-            c->add_option("--pairs", a->pairs,
-                          "Generated pairs: qid<TAB>query<TAB>passage or "
-                          "qid<TAB>query<TAB>docid<TAB>passage")
-                ->required();
-            c->add_option("--query-gender", a->query_gender, "Query labels qid<TAB>f|m|n")
-                ->required();
-            c->add_option("--dic", a->dic, "LIWC-format dictionary (.dic)")->required();
-            c->add_option("--categories", a->categories,
-                          "Categories (names or ids, comma-separated; default: all)")
-                ->delimiter(',');
-            c->add_option("--train", a->train,
-                          "Original training set: query<TAB>passage or query<TAB>pos<TAB>neg")
-                ->required();
-            c->add_option("--ratios", a->ratios, "Augmentation ratios, e.g. 0.05,0.25")
-                ->delimiter(',')
-                ->required();
-            c->add_option("--seed", a->seed, "Seed (random negatives for triples)")
-                ->capture_default_str();
-            c->add_flag("--skip-bad-dic-lines", a->skip_bad,
-                        "Skip and count bad dictionary lines instead of failing");
-            c->add_flag("--one-to-one", a->one_to_one,
-                        "Match each query at most once (greedy by cosine), so equal numbers of "
-                        "female and male examples are added");
-            c->add_option("--output,-o", a->output, "Output directory")->required();
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_balance(*a); });
-        }
-        {
-            auto a = std::make_shared<LiwcArgs>();
-            auto* c = debias.add_subcommand(
-                "liwc",
-                "LIWC category proportions phi(d) per passage (paper 001), in the category-vector "
-                "format the evaluator reads");
-            c->add_option("--dic", a->dic, "LIWC-format dictionary (.dic)")->required();
-            c->add_option("--categories", a->categories,
-                          "Categories (names or ids, comma-separated; default: all)")
-                ->delimiter(',');
-            auto* corpus = c->add_option("--corpus", a->corpus, "Corpus (TSV or BEIR JSONL)");
-            auto* index = c->add_option("--index", a->index, "A plumb passage index directory");
-            corpus->excludes(index);
-            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
-                ->check(CLI::IsMember({"tsv", "jsonl"}));
-            c->add_option("--run", a->run, "Only the passages in the top --depth of this TREC run");
-            c->add_option("--depth", a->depth, "Depth for --run")->capture_default_str();
-            c->add_flag("--skip-bad-dic-lines", a->skip_bad_dic,
-                        "Skip and count bad dictionary lines instead of failing");
-            c->add_flag("--skip-bad", a->skip_bad, "Skip and count malformed corpus lines");
-            c->add_option("--output,-o", a->output, "Output docid<TAB>phi... with a header")
-                ->required();
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_liwc(*a); });
-        }
-        {
-            auto a = std::make_shared<SurvivorshipArgs>();
-            auto* c = debias.add_subcommand(
-                "survivorship",
-                "Survivorship audit (Gupta 2021): unanswered queries overall and per type, first "
-                "relevant rank, and the subset files S_1..S_k");
-            c->add_option("--input", a->input,
-                          "Shown rankings: MS MARCO QnA .json / .jsonl, or "
-                          "qid<TAB>rank<TAB>docid<TAB>is_selected")
-                ->required();
-            c->add_option("--types", a->types, "Query types qid<TAB>type (TSV input)");
-            c->add_option("--corpus", a->corpus,
-                          "Map QnA passage texts to this corpus' docids (exact text match)");
-            plumb::cli::add_input_format_option(c, a->format, "Corpus format (default: by extension)")
-                ->check(CLI::IsMember({"tsv", "jsonl"}));
-            c->add_option("--max-k", a->max_k, "Subsets S_1..S_k (default: largest shown rank)");
-            c->add_option("--output,-o", a->output, "Output directory")->required();
-            plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-            c->callback([a] { run_survivorship(*a); });
-        }
+        auto& debias = db::detail::debias_command(app);
+        for (auto add : {add_rotate, add_answer_positions, add_gender, add_query_gender,
+                         add_balance, add_liwc, add_survivorship})
+            add(debias);
     }};
 
 }  // namespace

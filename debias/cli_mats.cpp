@@ -1,16 +1,17 @@
 // `plumb debias mats`: ATS curve and MATS of a TK model's contextualized passage vectors
 // (paper 000, Eq. 8-9). Part of the LibTorch CLI module (it runs a TK model).
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 
-#include "plugin/cli/options.hpp"
+#include "debias/detail_cli.hpp"
 #include "debias/mats.hpp"
 #include "debias/plot.hpp"
 #include "index/corpus.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -30,13 +31,12 @@ struct MatsArgs {
 void run_mats(const MatsArgs& a) {
     auto model = plumb::rerank::TkModel::load(a.model);
     plumb::index::CorpusReaderOptions ro;
-    ro.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                 : plumb::index::parse_corpus_format(a.format);
+    ro.format = plumb::index::resolve_corpus_format(a.format, a.corpus);
     plumb::index::CorpusReader reader(a.corpus, ro);
     std::vector<std::string> texts;
     plumb::index::Document doc;
     while (texts.size() < a.sample && reader.next(doc)) {
-        texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+        texts.push_back(plumb::index::indexed_text(std::move(doc)));
     }
     std::vector<plumb::debias::PassageTermVectors> passages;
     std::size_t dim = 0;
@@ -94,12 +94,12 @@ void run_mats(const MatsArgs& a) {
                 curve.mats);
 }
 
-const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", [](CLI::App& app) {
-    auto& d = plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
-    auto m = std::make_shared<MatsArgs>();
-    auto* t = d.add_subcommand("mats",
-                               "ATS per positional distance and MATS of a TK model's "
-                               "contextualized passage vectors (position bias, paper 000)");
+void add_mats(CLI::App& app) {
+    auto [t, m] = plumb::cli::add_command<MatsArgs>(
+        plumb::debias::detail::debias_command(app), "mats",
+        "ATS per positional distance and MATS of a TK model's contextualized passage vectors "
+        "(position bias, paper 000)",
+        run_mats);
     t->add_option("--model", m->model, "TK model folder (plumb tk-init / plumb train)")->required();
     t->add_option("--corpus", m->corpus, "Passages (TSV or BEIR JSONL)")->required();
     plumb::cli::add_input_format_option(t, m->format, "tsv | jsonl (default: by extension)");
@@ -113,7 +113,8 @@ const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", [](CLI::App& app) {
     t->add_option("--seed", m->seed, "Sampling seed")->capture_default_str();
     t->add_option("--batch", m->batch, "Contextualization batch size")->capture_default_str();
     plumb::cli::add_quiet_flag(t, m->quiet, "No progress bar");
-    t->callback([m] { run_mats(*m); });
-}};
+}
+
+const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", add_mats};
 
 }  // namespace

@@ -14,11 +14,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "plugin/cli/options.hpp"
+#include "debias/detail_cli.hpp"
 #include "debias/post_filters.hpp"
 #include "eval/run_retriever.hpp"
 #include "index/document_sources.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
@@ -30,10 +31,6 @@ namespace {
 
 using nlohmann::json;
 
-CLI::App& debias_app(CLI::App& app) {
-    return plumb::cli::command_group(app, "debias", "Audits and transformations of retrieval data");
-}
-
 struct PostFilterArgs {
     std::string run, output, filter, config, bias_file, words, variant, corpus, format, index;
     std::string tag, report, protected_group = "female";
@@ -41,9 +38,11 @@ struct PostFilterArgs {
     double p = 0.5, alpha = 0.1, threshold = 0.9;
     std::string budget = "0";
     bool no_adjust = false, demote = false, quiet = false;
+    const CLI::App* cmd = nullptr;  // to tell given options from defaults
 };
 
-json build_config(const PostFilterArgs& a, const CLI::App& cmd) {
+json build_config(const PostFilterArgs& a) {
+    const CLI::App& cmd = *a.cmd;
     if (!a.config.empty()) {
         if (cmd.count("--filter") || cmd.count("-k") || cmd.count("--p") || cmd.count("--alpha") ||
             cmd.count("--budget") || cmd.count("--threshold")) {
@@ -96,8 +95,8 @@ double measure(const plumb::StageMeasures& m, std::string_view name) {
     return 0.0;
 }
 
-void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
-    json cfg = build_config(a, cmd);
+void run_post_filter(const PostFilterArgs& a) {
+    json cfg = build_config(a);
     if (!a.bias_file.empty()) cfg["bias_file"] = a.bias_file;
     if (!a.words.empty()) cfg["words"] = a.words;
     if (!a.variant.empty()) cfg["variant"] = a.variant;
@@ -195,12 +194,12 @@ void run_post_filter(const PostFilterArgs& a, const CLI::App& cmd) {
 
 const plumb::cli::CommandRegistrar kRegistrar{
     "debias.postfilter", [](CLI::App& app) {
-        auto& d = debias_app(app);
-        auto a = std::make_shared<PostFilterArgs>();
-        auto* c =
-            d.add_subcommand("post-filter",
-                             "Re-orders a run with a bias-aware post-filter (FA*IR fair top-k, "
-                             "bias balance within a score budget, near-duplicate removal)");
+        auto [c, a] = plumb::cli::add_command<PostFilterArgs>(
+            plumb::debias::detail::debias_command(app), "post-filter",
+            "Re-orders a run with a bias-aware post-filter (FA*IR fair top-k, bias balance within "
+            "a score budget, near-duplicate removal)",
+            run_post_filter);
+        a->cmd = c;
         c->add_option("--run", a->run, "Input TREC run")->required();
         c->add_option("--output,-o", a->output, "Output TREC run")->required();
         c->add_option("--filter", a->filter, "fair_topk | balance | dedup");
@@ -242,7 +241,6 @@ const plumb::cli::CommandRegistrar kRegistrar{
         c->add_option("--tag", a->tag, "Run tag of the output (default: the input's)");
         c->add_option("--report", a->report, "Per-query TSV of bias and utility before/after");
         plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");
-        c->callback([a, c] { run_post_filter(*a, *c); });
     }};
 
 }  // namespace

@@ -127,9 +127,7 @@ bool FairTopK::is_protected(const Candidate& candidate) const {
 
 PostFilterReport FairTopK::apply_with_report(const Query&, RankedList& list) const {
     auto& cands = list.candidates;
-    PostFilterReport r;
-    r.filter = name();
-    r.k = m_options.k;
+    PostFilterReport r = start_report(name(), m_options.k, cands, m_bias);
     const std::size_t n = cands.size();
     std::vector<char> prot(n, 0);
     for (std::size_t i = 0; i < n; ++i) prot[i] = is_protected(cands[i]) ? 1 : 0;
@@ -138,7 +136,6 @@ PostFilterReport FairTopK::apply_with_report(const Query&, RankedList& list) con
         for (std::size_t i = 0; i < std::min(r.k, order.size()); ++i) c += prot[order[i]];
         return c;
     };
-    r.before = summarize_ranking(cands, r.k, m_bias, &r.missing_bias);
     std::vector<std::size_t> identity(n);
     for (std::size_t i = 0; i < n; ++i) identity[i] = i;
     r.before.protected_count = count_protected(identity);

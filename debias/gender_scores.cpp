@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "debias/detail_passages.hpp"
 #include "eval/gender.hpp"
 #include "index/corpus.hpp"
-#include "index/passage_index.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 
@@ -101,38 +101,14 @@ GenderScoreStats score_gender(const GenderScoreOptions& o, const ProgressCallbac
     auto words = eval::GenderWordList::load(o.wordlist);
     GenderScoreStats stats;
     Writers out(o.output_prefix);
-    auto check_cancel = [&] {
-        if (cancel && cancel->requested()) throw Error("gender scoring cancelled; nothing written");
-    };
-    if (!o.corpus.empty()) {
-        index::CorpusReaderOptions ropts;
-        ropts.format = o.corpus_format.empty() ? index::detect_corpus_format(o.corpus)
-                                               : index::parse_corpus_format(o.corpus_format);
-        ropts.skip_bad = o.skip_bad;
-        index::CorpusReader reader(o.corpus, ropts);
-        index::Document doc;
-        while (reader.next(doc)) {
-            check_cancel();
-            // Title and body as one text, as the index stores them.
-            const std::string& text = doc.title.empty() ? doc.text : doc.title + " " + doc.text;
-            out.add(doc.id, eval::count_gender_words(text, words), stats);
-            if (progress && (stats.passages & 4095) == 0)
-                progress(reader.bytes_read(), reader.size_bytes());
-        }
-        stats.skipped_bad = reader.skipped();
-        if (progress) progress(reader.bytes_read(), reader.size_bytes());
-    } else {
-        auto index = index::PassageIndex::open(o.index_dir);
-        const std::uint64_t n = index->size();
-        for (std::uint64_t d = 0; d < n; ++d) {
-            check_cancel();
-            auto doc = static_cast<std::uint32_t>(d);
-            out.add(std::string(index->docid(doc)),
-                    eval::count_gender_words(index->text_at(doc), words), stats);
-            if (progress && ((d + 1) & 4095) == 0) progress(d + 1, n);
-        }
-        if (progress) progress(n, n);
-    }
+    stats.skipped_bad = detail::for_each_passage(
+        o.corpus, o.corpus_format, o.skip_bad, o.index_dir,
+        [&](const std::string& docid, const std::string& text) {
+            if (cancel && cancel->requested())
+                throw Error("gender scoring cancelled; nothing written");
+            out.add(docid, eval::count_gender_words(text, words), stats);
+        },
+        progress);
     out.commit();
     return stats;
 }

@@ -1,8 +1,8 @@
 #include "debias/judgements.hpp"
 
 #include <algorithm>
-#include <charconv>
 
+#include "eval/qrels.hpp"
 #include "eval/run.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -10,44 +10,29 @@
 namespace plumb::debias {
 
 std::vector<Judgement> read_qrels(const std::filesystem::path& path) {
-    // TREC `qid iter docid rel` or BEIR `query-id corpus-id score` (header line optional); the
-    // first judgement line decides, as in eval::Qrels::load.
-    LineReader reader(path);
+    const auto qrels = eval::Qrels::load(path);
     std::vector<Judgement> out;
-    std::string_view line;
-    std::vector<std::string_view> fields;
-    std::size_t want = 0;  // 3 (BEIR) or 4 (TREC), fixed by the first judgement line
-    while (reader.next(line)) {
-        if (trim(line).empty() || trim(line).front() == '#') continue;
-        split_ws(line, fields);
-        if (want == 0) {
-            want = fields.size() == 3 ? 3 : 4;
-            if (fields.size() == 3 && fields[0] == "query-id" && fields[1] == "corpus-id" &&
-                fields[2] == "score") {
-                continue;  // BEIR's header line
-            }
+    out.reserve(qrels.num_judgements());
+    for (const auto& qid : qrels.qids()) {
+        for (auto& [docid, grade] : qrels.find(qid)->judgements()) {
+            out.push_back({qid, std::move(docid), grade});
         }
-        if (fields.size() != want)
-            reader.fail(want == 3 ? "expected 3 fields 'query-id corpus-id score' (BEIR qrels, "
-                                    "as on the first line), got " +
-                                        std::to_string(fields.size())
-                                  : "expected 4 fields 'qid iter docid relevance', got " +
-                                        std::to_string(fields.size()));
-        const std::string_view rel_field = fields[want - 1];
-        int rel = 0;
-        auto [ptr, ec] =
-            std::from_chars(rel_field.data(), rel_field.data() + rel_field.size(), rel);
-        if (ec != std::errc() || ptr != rel_field.data() + rel_field.size())
-            reader.fail("relevance is not an integer: '" + std::string(rel_field) + "'");
-        out.push_back({std::string(fields[0]), std::string(fields[want - 2]), rel});
     }
     return out;
+}
+
+void FirstLines::add(const LineReader& reader, const std::string& key, const char* what) {
+    auto [it, inserted] = m_line.emplace(key, reader.line_number());
+    if (!inserted) {
+        reader.fail("duplicate " + std::string(what) + " '" + key + "' (first on line " +
+                    std::to_string(it->second) + ")");
+    }
 }
 
 std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& path) {
     LineReader reader(path);
     std::map<std::string, std::string> out;
-    std::map<std::string, std::uint64_t> line_of;
+    FirstLines first;
     std::string_view line;
     std::vector<std::string_view> fields;
     while (reader.next(line)) {
@@ -57,11 +42,8 @@ std::map<std::string, std::string> read_tsv_map(const std::filesystem::path& pat
             reader.fail("expected 2 TAB-separated fields, got " + std::to_string(fields.size()));
         std::string key(trim(fields[0]));
         if (key.empty()) reader.fail("empty key");
-        auto [it, inserted] = out.emplace(key, std::string(trim(fields[1])));
-        if (!inserted)
-            reader.fail("duplicate key '" + key + "' (first on line " +
-                        std::to_string(line_of[key]) + ")");
-        line_of[key] = reader.line_number();
+        first.add(reader, key, "key");
+        out.emplace(key, std::string(trim(fields[1])));
     }
     return out;
 }

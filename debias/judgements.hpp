@@ -1,28 +1,46 @@
 #pragma once
 /// \file judgements.hpp
-/// Minimal readers the debias tools share: TREC qrels (`qid 0 docid rel`, whitespace-separated)
-/// and two-column TSV maps (`key<TAB>value`). Streaming, with ParseError naming file and line.
+/// Readers the debias tools share: qrels as a flat list of judgements (read by eval::Qrels, the
+/// evaluator's reader) and two-column TSV maps (`key<TAB>value`), with ParseError naming file
+/// and line.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+namespace plumb {
+class LineReader;
+}
 
 namespace plumb::debias {
 
 struct Judgement {
     std::string qid;
     std::string docid;
-    int relevance = 0;
+    long relevance = 0;
 };
 
-/// Reads qrels: TREC `qid iter docid rel` (4 whitespace-separated fields) or BEIR's
-/// `query-id corpus-id score` TSV (3 fields, optional header line); the first judgement line
-/// decides. Integer relevance. Blank lines and '#' comments are skipped. Throws IoError,
-/// ParseError.
+/// Reads qrels with eval::Qrels::load (TREC `qid iter docid rel` or BEIR's `query-id corpus-id
+/// score` TSV; the formats, the errors and the duplicate check are that reader's) and lists
+/// the judgements: queries in eval::Qrels::qids() order, each query's judgements in file order.
+/// Throws IoError, ParseError (file:line).
 std::vector<Judgement> read_qrels(const std::filesystem::path& path);
+
+/// The first line of each key of a file being read: a key met again is a ParseError naming both
+/// lines, "duplicate <what> '<key>' (first on line N)".
+class FirstLines {
+public:
+    /// Records `key` at `reader`'s current line; throws ParseError when it was met before.
+    void add(const LineReader& reader, const std::string& key, const char* what);
+
+private:
+    std::unordered_map<std::string, std::uint64_t> m_line;
+};
 
 /// Reads `key<TAB>value` lines (value may be empty; more than two fields is an error).
 /// A duplicate key is a ParseError naming both lines. Blank lines are skipped.

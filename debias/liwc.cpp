@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "debias/detail_passages.hpp"
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
 #include "plugin/error.hpp"
@@ -287,45 +288,28 @@ PhiFileStats write_phi_file(const PhiFileOptions& o, const LiwcDictionary& dic,
         out.write(row);
         stats.written++;
     };
-    if (!o.corpus.empty()) {
-        index::CorpusReaderOptions ropts;
-        ropts.format = o.corpus_format.empty() ? index::detect_corpus_format(o.corpus)
-                                               : index::parse_corpus_format(o.corpus_format);
-        ropts.skip_bad = o.skip_bad;
-        index::CorpusReader reader(o.corpus, ropts);
-        index::Document doc;
+    if (o.index_dir.empty() || !o.only_ids) {  // a scan of the corpus or of the whole index
         std::unordered_set<std::string> seen;
-        while (reader.next(doc)) {
-            if (o.only_ids) {
-                if (!o.only_ids->count(doc.id) || !seen.insert(doc.id).second) continue;
-            }
-            emit(doc.id, doc.title.empty() ? doc.text : doc.title + " " + doc.text);
-            if (progress && (stats.written & 4095) == 0)
-                progress(reader.bytes_read(), reader.size_bytes());
-        }
-        stats.skipped_bad = reader.skipped();
+        stats.skipped_bad = detail::for_each_passage(
+            o.corpus, o.corpus_format, o.skip_bad, o.index_dir,
+            [&](const std::string& docid, const std::string& text) {
+                if (o.only_ids && (!o.only_ids->count(docid) || !seen.insert(docid).second)) return;
+                emit(docid, text);
+            },
+            progress);
         if (o.only_ids) stats.missing = o.only_ids->size() - seen.size();
-    } else {
+    } else {  // only_ids looked up in the index
         auto idx = index::PassageIndex::open(o.index_dir);
-        if (o.only_ids) {
-            std::vector<std::string> ids(o.only_ids->begin(), o.only_ids->end());
-            std::sort(ids.begin(), ids.end());  // deterministic output order
-            std::uint64_t done = 0;
-            for (const auto& id : ids) {
-                auto doc = idx->find(id);
-                if (!doc)
-                    stats.missing++;
-                else
-                    emit(id, idx->text_at(*doc));
-                if (progress && (++done & 1023) == 0) progress(done, ids.size());
-            }
-        } else {
-            const std::uint64_t n = idx->size();
-            for (std::uint64_t d = 0; d < n; ++d) {
-                auto doc = static_cast<std::uint32_t>(d);
-                emit(std::string(idx->docid(doc)), idx->text_at(doc));
-                if (progress && ((d + 1) & 4095) == 0) progress(d + 1, n);
-            }
+        std::vector<std::string> ids(o.only_ids->begin(), o.only_ids->end());
+        std::sort(ids.begin(), ids.end());  // deterministic output order
+        std::uint64_t done = 0;
+        for (const auto& id : ids) {
+            auto doc = idx->find(id);
+            if (!doc)
+                stats.missing++;
+            else
+                emit(id, idx->text_at(*doc));
+            if (progress && (++done & 1023) == 0) progress(done, ids.size());
         }
     }
     out.commit();

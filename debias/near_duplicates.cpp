@@ -66,12 +66,9 @@ NearDuplicates::NearDuplicates(NearDuplicateOptions options, PassageBias bias)
 
 PostFilterReport NearDuplicates::apply_with_report(const Query&, RankedList& list) const {
     auto& cands = list.candidates;
-    PostFilterReport r;
-    r.filter = name();
-    r.k = m_options.k;
-    r.before = summarize_ranking(cands, r.k, m_bias, &r.missing_bias);
+    PostFilterReport r = start_report(name(), m_options.k, cands, m_bias);
     const std::size_t n = cands.size();
-    const std::size_t depth = m_options.depth == 0 ? n : std::min(m_options.depth, n);
+    const std::size_t depth = examined_candidates(m_options.depth, n);
     std::vector<std::vector<std::uint64_t>> kept_sets;
     std::vector<char> dup(n, 0);
     for (std::size_t i = 0; i < depth; ++i) {

@@ -122,6 +122,20 @@ void draw_legend(cairo_t* cr, const std::vector<PlotSeries>& series, const Frame
     }
 }
 
+/// The plot area of a chart of `size` (margins for the axes, the title and, with two or more
+/// series, the legend strip) and the data ranges it maps.
+Frame chart_frame(PlotSize size, const std::vector<PlotSeries>& series,
+                  const std::vector<double>& y_ticks, double x_lo, double x_hi) {
+    return Frame{70,
+                 has_legend(series) ? 62.0 : 40.0,
+                 static_cast<double>(size.width) - 30,
+                 static_cast<double>(size.height) - 60,
+                 y_ticks.front(),
+                 y_ticks.back(),
+                 x_lo,
+                 x_hi};
+}
+
 using Painter = std::function<void(cairo_t*)>;
 
 cairo_status_t write_to_file(void* closure, const unsigned char* data, unsigned int length) {
@@ -135,38 +149,35 @@ void check(cairo_status_t status, const std::filesystem::path& path) {
         throw IoError("cannot render " + path.string() + ": " + cairo_status_to_string(status));
 }
 
+using Surface = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
+
+/// Paints on the new `surface` of `path`; throws IoError when the surface or the drawing fails.
+void paint_on(cairo_surface_t* surface, const Painter& paint, const std::filesystem::path& path) {
+    check(cairo_surface_status(surface), path);
+    std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(surface), cairo_destroy);
+    paint(cr.get());
+    check(cairo_status(cr.get()), path);
+}
+
 void render_both(const Painter& paint, const std::filesystem::path& prefix, PlotSize size) {
     if (size.width < 200 || size.height < 150)
         throw InvalidArgument("plot size must be at least 200x150");
     auto png_path = std::filesystem::path(prefix.string() + ".png");
     auto svg_path = std::filesystem::path(prefix.string() + ".svg");
     {
-        std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> surface(
-            cairo_image_surface_create(CAIRO_FORMAT_ARGB32, size.width, size.height),
-            cairo_surface_destroy);
-        check(cairo_surface_status(surface.get()), png_path);
-        {
-            std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(surface.get()),
-                                                                  cairo_destroy);
-            paint(cr.get());
-            check(cairo_status(cr.get()), png_path);
-        }
+        Surface surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, size.width, size.height),
+                        cairo_surface_destroy);
+        paint_on(surface.get(), paint, png_path);
         AtomicFile out(png_path);
         check(cairo_surface_write_to_png_stream(surface.get(), write_to_file, &out), png_path);
         out.commit();
     }
     {
         AtomicFile out(svg_path);
-        std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> surface(
+        Surface surface(
             cairo_svg_surface_create_for_stream(write_to_file, &out, size.width, size.height),
             cairo_surface_destroy);
-        check(cairo_surface_status(surface.get()), svg_path);
-        {
-            std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(surface.get()),
-                                                                  cairo_destroy);
-            paint(cr.get());
-            check(cairo_status(cr.get()), svg_path);
-        }
+        paint_on(surface.get(), paint, svg_path);
         cairo_surface_finish(surface.get());
         check(cairo_surface_status(surface.get()), svg_path);
         surface.reset();
@@ -216,14 +227,7 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
     if (y_max == y_min) y_max = y_min + 1;
     auto ticks = nice_ticks(y_min, y_max);
     Painter paint = [&](cairo_t* cr) {
-        Frame f{70,
-                has_legend(chart.series) ? 62.0 : 40.0,
-                static_cast<double>(size.width) - 30,
-                static_cast<double>(size.height) - 60,
-                ticks.front(),
-                ticks.back(),
-                0,
-                1};
+        const Frame f = chart_frame(size, chart.series, ticks, 0, 1);
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, ticks, size.width,
                     size.height);
         std::size_t groups = chart.categories.size(), ns = chart.series.size();
@@ -282,14 +286,7 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     auto y_ticks = nice_ticks(y_lo, y_hi);
     auto x_ticks = nice_ticks(chart.x.front(), chart.x.back());
     Painter paint = [&](cairo_t* cr) {
-        Frame f{70,
-                has_legend(chart.series) ? 62.0 : 40.0,
-                static_cast<double>(size.width) - 30,
-                static_cast<double>(size.height) - 60,
-                y_ticks.front(),
-                y_ticks.back(),
-                x_ticks.front(),
-                x_ticks.back()};
+        const Frame f = chart_frame(size, chart.series, y_ticks, x_ticks.front(), x_ticks.back());
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
                     size.height);
         cairo_set_source_rgb(cr, 0, 0, 0);

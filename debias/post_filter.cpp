@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "plugin/error.hpp"
 
@@ -114,6 +115,15 @@ RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t
     s.male /= static_cast<double>(n);
     s.bias = s.male - s.female;
     return s;
+}
+
+PostFilterReport start_report(std::string filter, std::size_t k, const std::vector<Candidate>& list,
+                              const PassageBias& bias) {
+    PostFilterReport r;
+    r.filter = std::move(filter);
+    r.k = k;
+    r.before = summarize_ranking(list, k, bias, &r.missing_bias);
+    return r;
 }
 
 void rewrite_scores(std::vector<Candidate>& list) {

@@ -27,14 +27,14 @@
 ///
 /// All filters are const after construction and safe to call concurrently.
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <memory>
-#include <string>
-#include <vector>
-
-#include <array>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "eval/gender.hpp"
 #include "plugin/document_source.hpp"
@@ -131,6 +131,17 @@ CommonFilterConfig common_filter_config(const nlohmann::json& config, StageConte
 /// `missing` (if given) is incremented for each top-k candidate without a bias value.
 RankingSummary summarize_ranking(const std::vector<Candidate>& list, std::size_t k,
                                  const PassageBias& bias, std::size_t* missing = nullptr);
+
+/// How every filter's apply_with_report() begins: the report of the filter named `filter` at
+/// cutoff `k`, with the summary of `list` before filtering (missing_bias counted).
+PostFilterReport start_report(std::string filter, std::size_t k, const std::vector<Candidate>& list,
+                              const PassageBias& bias);
+
+/// Candidates a filter examines of a list of `n`: the first `depth`, all of them when `depth` is
+/// 0 (or larger than `n`).
+inline std::size_t examined_candidates(std::size_t depth, std::size_t n) noexcept {
+    return depth == 0 ? n : std::min(depth, n);
+}
 
 /// Rewrites scores after a re-ordering (see the file comment): on entry each candidate's score is
 /// its input score and `list` is in the new order. The trace is left as it is: the input score

@@ -95,8 +95,7 @@ RotateStats rotate_corpus(const std::filesystem::path& input, const std::filesys
                           const RotateCorpusOptions& options, const ProgressCallback& progress,
                           const CancelToken* cancel) {
     index::CorpusReaderOptions ropts;
-    ropts.format = options.format.empty() ? index::detect_corpus_format(input)
-                                          : index::parse_corpus_format(options.format);
+    ropts.format = index::resolve_corpus_format(options.format, input);
     ropts.skip_bad = options.skip_bad;
     ropts.tabs_in_text = options.tabs_in_text;
     index::CorpusReader reader(input, ropts);

@@ -221,8 +221,7 @@ std::pair<std::size_t, std::size_t> convert_qna_to_shown_ranks(
         for (const auto& r : rows)
             for (const auto& p : r.passages) ids.emplace(p.hash, std::string());
         index::CorpusReaderOptions ropts;
-        ropts.format = corpus_format.empty() ? index::detect_corpus_format(corpus)
-                                             : index::parse_corpus_format(corpus_format);
+        ropts.format = index::resolve_corpus_format(corpus_format, corpus);
         index::CorpusReader reader(corpus, ropts);
         index::Document doc;
         std::uint64_t k = 0;

@@ -86,14 +86,14 @@ void run_generate(const GenerateArgs& a) {
 
 const plumb::cli::CommandRegistrar kGenerate{
     "generate", [](CLI::App& app) {
-        auto args = std::make_shared<GenerateArgs>();
-        auto* cmd = app.add_subcommand(
-            "generate",
+        auto [cmd, args] = plumb::cli::add_command<GenerateArgs>(
+            app, "generate",
             "Generate a deterministic synthetic collection: DIR/corpus.tsv (or corpus.jsonl), "
             "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
             "the words planted in their graded relevant passages). With --planted: the "
             "planted-bias collection (answer positions, hard negatives, gender skew, "
-            "survivorship rankings, train triples, splits; see index/README.md)");
+            "survivorship rankings, train triples, splits; see index/README.md)",
+            run_generate);
         args->cmd = cmd;
         auto& c = args->config;
         cmd->add_option("--output,-o", args->output, "Output directory (created if missing)")
@@ -180,7 +180,6 @@ const plumb::cli::CommandRegistrar kGenerate{
         opt(cmd->add_option("--shown-k", p.shown_k,
                             "Passages shown to the annotator per query (survivorship)"));
         opt(cmd->add_option("--unanswered", p.unanswered, "Share of unanswered queries"));
-        cmd->callback([args] { run_generate(*args); });
     }};
 
 }  // namespace

@@ -35,8 +35,7 @@ extern "C" void on_interrupt(int) { g_cancel.request(); }
 
 void run_index(const IndexArgs& a) {
     plumb::index::IndexBuildOptions o;
-    o.format = a.format.empty() ? plumb::index::detect_corpus_format(a.corpus)
-                                : plumb::index::parse_corpus_format(a.format);
+    o.format = plumb::index::resolve_corpus_format(a.format, a.corpus);
     o.analysis.analyzer = plumb::index::parse_analyzer_kind(a.analyzer);
     o.analysis.stem = !a.no_stem;
     o.analysis.stop = !a.no_stop;
@@ -86,14 +85,14 @@ void run_index(const IndexArgs& a) {
     }
 }
 
-const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
-    auto args = std::make_shared<IndexArgs>();
-    auto* cmd = app.add_subcommand(
-        "index",
+void add_index(CLI::App& app) {
+    auto [cmd, args] = plumb::cli::add_command<IndexArgs>(
+        app, "index",
         "Index a corpus (MS MARCO TSV id<TAB>text, BEIR JSONL or folder, TREC SGML files or "
         "folder, HTML folder or tarball) with Lucene++ for exact BM25; "
         "crash-safe (the previous index at --index is replaced only when the new one is "
-        "complete)");
+        "complete)",
+        run_index);
     cmd->add_option("--corpus,-c", args->corpus,
                     "Corpus file, folder (BEIR, TREC, HTML) or tarball (\"-\" = standard input)")
         ->required();
@@ -135,7 +134,8 @@ const plumb::cli::CommandRegistrar kIndex{"index", [](CLI::App& app) {
                     "read N + 1 times")
         ->check(CLI::Range(std::size_t{1}, std::size_t{999}));
     plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
-    cmd->callback([args] { run_index(*args); });
-}};
+}
+
+const plumb::cli::CommandRegistrar kIndex{"index", add_index};
 
 }  // namespace

@@ -144,12 +144,12 @@ void run_search(const SearchArgs& a) {
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }
 
-const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
-    auto args = std::make_shared<SearchArgs>();
-    auto* cmd = app.add_subcommand(
-        "search",
+void add_search(CLI::App& app) {
+    auto [cmd, args] = plumb::cli::add_command<SearchArgs>(
+        app, "search",
         "Batch BM25 retrieval (exact document lengths; optional RM3) of a topics file "
-        "(TSV qid<TAB>query or BEIR queries.jsonl) into a TREC run");
+        "(TSV qid<TAB>query or BEIR queries.jsonl) into a TREC run",
+        run_search);
     cmd->add_option("--index,-i", args->index,
                     "Index directory (plumb index), or a sharded index (a directory holding "
                     "plumb-shards.json: plumb index --shards); required unless --pipeline is "
@@ -158,14 +158,7 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
                     "JSON pipeline configuration (see `plumb pipeline`); only --topics, "
                     "--output, --threads, --tag and --quiet apply")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--topics", args->topics,
-                    "Topics: TSV qid<TAB>query, BEIR queries.jsonl (or its folder), or TREC "
-                    "<top> topics")
-        ->required();
-    cmd->add_option("--topic-field", args->topic_field,
-                    "TREC topics: the fields making the query, title, description, narrative "
-                    "or several joined by '+' (e.g. title+description)")
-        ->capture_default_str();
+    plumb::cli::add_topics_options(cmd, args->topics, args->topic_field);
     cmd->add_option("--output,-o", args->output, "Output run file (written atomically)")
         ->required();
     cmd->add_option("--k,--hits", args->k, "Results per query")
@@ -205,7 +198,8 @@ const plumb::cli::CommandRegistrar kSearch{"search", [](CLI::App& app) {
                   "Require an index built with --no-stop (the index's analysis is always used)");
     cmd->add_flag("--skip-bad", args->skip_bad, "Skip (and count) malformed topic lines");
     plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");
-    cmd->callback([args] { run_search(*args); });
-}};
+}
+
+const plumb::cli::CommandRegistrar kSearch{"search", add_search};
 
 }  // namespace

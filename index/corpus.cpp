@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "index/detail/sources.hpp"
 #include "plugin/error.hpp"
@@ -335,28 +336,42 @@ std::optional<fs::path> beir_file(const fs::path& dir, const char* stem) {
 
 }  // namespace
 
+namespace {
+/// Names of the corpus formats, the canonical one of each format first.
+constexpr std::pair<std::string_view, CorpusFormat> kCorpusFormatNames[] = {
+    {"tsv", CorpusFormat::Tsv},
+    {"jsonl", CorpusFormat::Jsonl},
+    {"json", CorpusFormat::Jsonl},
+    {"trec", CorpusFormat::Trec},
+    {"html", CorpusFormat::Html}};
+}  // namespace
+
 CorpusFormat parse_corpus_format(const std::string& name) {
-    std::string n = lower(name);
-    if (n == "tsv") return CorpusFormat::Tsv;
-    if (n == "jsonl" || n == "json") return CorpusFormat::Jsonl;
-    if (n == "trec") return CorpusFormat::Trec;
-    if (n == "html") return CorpusFormat::Html;
+    const std::string n = lower(name);
+    for (const auto& [spelling, format] : kCorpusFormatNames) {
+        if (n == spelling) return format;
+    }
     throw InvalidArgument("unknown corpus format '" + name +
                           "' (expected tsv, jsonl, trec or html)");
 }
 
 const char* corpus_format_name(CorpusFormat format) noexcept {
-    switch (format) {
-        case CorpusFormat::Tsv:
-            return "tsv";
-        case CorpusFormat::Jsonl:
-            return "jsonl";
-        case CorpusFormat::Trec:
-            return "trec";
-        case CorpusFormat::Html:
-            return "html";
+    for (const auto& [spelling, f] : kCorpusFormatNames) {
+        if (f == format) return spelling.data();  // the literals are NUL-terminated
     }
     return "tsv";
+}
+
+CorpusFormat resolve_corpus_format(const std::string& name, const fs::path& path) {
+    return name.empty() ? detect_corpus_format(path) : parse_corpus_format(name);
+}
+
+std::string indexed_text(const Document& doc) {
+    return doc.title.empty() ? doc.text : doc.title + " " + doc.text;
+}
+
+std::string indexed_text(Document&& doc) {
+    return doc.title.empty() ? std::move(doc.text) : doc.title + " " + doc.text;
 }
 
 CorpusFormat detect_corpus_format(const fs::path& path) {

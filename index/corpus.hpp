@@ -61,6 +61,13 @@ struct Document {
     std::string text;
 };
 
+/// The text of `doc` as a plumb index stores it (with titles, the default): the title and the
+/// text joined by a space, or the text alone when the title is empty. What every reader of a
+/// corpus that stands in for an index (gender scores, LIWC, post-filter passage text) uses.
+std::string indexed_text(const Document& doc);
+/// As above, moving the text out of `doc` when there is no title.
+std::string indexed_text(Document&& doc);
+
 enum class CorpusFormat { Tsv, Jsonl, Trec, Html };
 
 /// "tsv" / "jsonl" (or "json") / "trec" / "html"; throws InvalidArgument otherwise.
@@ -74,6 +81,9 @@ const char* corpus_format_name(CorpusFormat format) noexcept;
 /// most the first line of one file; a path that cannot be read gives Tsv (the reader then
 /// reports the error).
 CorpusFormat detect_corpus_format(const std::filesystem::path& path);
+/// The format `name` names (parse_corpus_format), or when `name` is empty the format of `path`
+/// (detect_corpus_format): a command's optional corpus format option. Throws InvalidArgument.
+CorpusFormat resolve_corpus_format(const std::string& name, const std::filesystem::path& path);
 
 struct CorpusReaderOptions {
     CorpusFormat format = CorpusFormat::Tsv;

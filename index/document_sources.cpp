@@ -1,6 +1,7 @@
 #include "index/document_sources.hpp"
 
-#include <unordered_map>
+#include <functional>
+#include <map>
 
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
@@ -16,7 +17,7 @@ public:
     CorpusTextSource(const std::string& path, const std::unordered_set<std::string>* wanted,
                      const std::string& format) {
         CorpusReaderOptions o;
-        o.format = format.empty() ? detect_corpus_format(path) : parse_corpus_format(format);
+        o.format = resolve_corpus_format(format, path);
         CorpusReader reader(path, o);
         Document d;
         std::unordered_set<std::string> seen;
@@ -26,19 +27,17 @@ public:
                                  "duplicate document id '" + d.id + "'");
             }
             if (wanted && !wanted->count(d.id)) continue;
-            std::string text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
-            m_docs.emplace(d.id, std::move(text));
+            m_docs.emplace(d.id, indexed_text(std::move(d)));
         }
     }
     std::optional<std::string> text(std::string_view docid) const override {
-        auto it = m_docs.find(std::string(docid));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
+        if (auto it = m_docs.find(docid); it != m_docs.end()) return it->second;
+        return std::nullopt;
     }
     std::uint64_t size() const override { return m_docs.size(); }
 
 private:
-    std::unordered_map<std::string, std::string> m_docs;
+    std::map<std::string, std::string, std::less<>> m_docs;  // found by string_view, no copy
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace plumb::cli {
@@ -67,6 +69,18 @@ PipelineSearchHook& pipeline_search_hook();
 /// "plumb: error: ..." (exit 1), not an internal error with LibTorch's C++ stack trace.
 using ExceptionTranslator = std::function<std::string(const std::exception&)>;
 ExceptionTranslator& exception_translator();
+
+/// Adds the subcommand `name` to `parent`. Its options fill an `Args` that lives as long as the
+/// command; when the command line names it, `run(args)` runs. Returns the subcommand, to
+/// declare its options on, and its arguments.
+template <typename Args, typename Run>
+std::pair<CLI::App*, std::shared_ptr<Args>> add_command(CLI::App& parent, const std::string& name,
+                                                        const std::string& description, Run run) {
+    auto args = std::make_shared<Args>();
+    auto* cmd = parent.add_subcommand(name, description);
+    cmd->callback([args, run = std::move(run)] { run(*args); });
+    return {cmd, args};
+}
 
 struct CommandRegistrar {
     CommandRegistrar(std::string name, CommandSetup setup) {

@@ -72,6 +72,20 @@ inline CLI::Option* add_quiet_flag(CLI::App* cmd, bool& quiet,
     return cmd->add_flag("--quiet", quiet, help);
 }
 
+/// Adds `--topics` (required) and `--topic-field` (its default is `topic_field`'s value): a
+/// topics file as index::read_topics reads it and, for TREC topics, the fields that make the
+/// query (index::parse_topic_fields checks them).
+inline void add_topics_options(CLI::App* cmd, std::string& topics, std::string& topic_field) {
+    cmd->add_option("--topics", topics,
+                    "Topics: TSV qid<TAB>query, BEIR queries.jsonl (or its folder), or TREC "
+                    "<top> topics")
+        ->required();
+    cmd->add_option("--topic-field", topic_field,
+                    "TREC topics: the fields making the query, title, description, narrative "
+                    "or several joined by '+' (e.g. title+description)")
+        ->capture_default_str();
+}
+
 /// Adds `--input-format` (the format of an input file). `--format` has one meaning in plumb,
 /// the format of what a command writes; given to this command it is a usage error naming
 /// --input-format.

@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the debias tests: a per-test temporary directory and file helpers.
+// Helpers shared by the debias tests: a per-test temporary directory, file helpers, and the
+// exception checks of tests/support/errors.hpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,9 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/errors.hpp"
+
 namespace debias_test {
 
 namespace fs = std::filesystem;
+using plumb::test::parse_error_line;
+using plumb::test::thrown;
 
 inline fs::path temp_dir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

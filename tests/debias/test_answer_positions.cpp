@@ -167,12 +167,9 @@ TEST(AnswerPositions, BadInputsFailCleanly) {
     o.answers = bad;
     o.qrels = f.qrels;
     o.corpus = f.corpus;
-    try {
-        db::audit_answer_positions(o);
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_NE(std::string(e.what()).find("bad.tsv:2"), std::string::npos);
-    }
+    const auto e = thrown<plumb::ParseError>([&] { db::audit_answer_positions(o); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("bad.tsv:2"), std::string::npos);
     o.answers = f.answers;
     o.qrels.clear();
     EXPECT_THROW(db::audit_answer_positions(o), plumb::InvalidArgument);

@@ -60,12 +60,7 @@ TEST(GenderScores, BadInputsFailCleanly) {
     o.wordlist = write(dir / "words.txt", "she,f\nhe,x\n");
     o.corpus = write(dir / "c.tsv", "d1\tshe\n");
     o.output_prefix = dir / "bias";
-    try {
-        db::score_gender(o);
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::score_gender(o); }), 2u);
     EXPECT_FALSE(std::filesystem::exists(dir / "bias.tc.tsv"));
     o.wordlist = write(dir / "w2.txt", "she,f\n");
     o.index_dir = dir;  // both corpus and index

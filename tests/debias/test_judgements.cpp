@@ -1,10 +1,11 @@
-// debias::read_qrels reads TREC and BEIR qrels like eval::Qrels::load.
+// debias::read_qrels reads TREC and BEIR qrels with eval::Qrels::load.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "debias/judgements.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -24,10 +25,10 @@ TEST(DebiasReadQrels, TrecAndBeir) {
     EXPECT_EQ(b[1].qid, "2");
     EXPECT_EQ(b[1].docid, "c");
     EXPECT_EQ(b[1].relevance, 1);
-    try {
-        plumb::debias::read_qrels(dir / "bad.tsv");
-        FAIL() << "expected ParseError";
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(plumb::test::parse_error_line([&] { plumb::debias::read_qrels(dir / "bad.tsv"); }),
+              2u);
+    // eval::Qrels' rule: a (qid, docid) judged twice is an error at the second line.
+    std::ofstream(dir / "dup.txt") << "1 0 a 1\n2 0 a 1\n1 0 a 2\n";
+    EXPECT_EQ(plumb::test::parse_error_line([&] { plumb::debias::read_qrels(dir / "dup.txt"); }),
+              3u);
 }

@@ -51,13 +51,10 @@ TEST(Liwc, ParsesCategoriesExactAndPrefixEntries) {
 TEST(Liwc, BadLinesAreParseErrorsOrSkippedAndCounted) {
     std::string text = std::string(kDic) + "bad line here\n" + "kind* of\t1\n" + "foo\t9\n" +
                        "like\t(02 134)125/464\n" + "fo*o\t1\n" + "lonely\n";
-    try {
-        db::LiwcDictionary::parse(text, "t.dic");
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.file(), "t.dic");
-        EXPECT_EQ(e.line(), 12u);
-    }
+    const auto e = thrown<plumb::ParseError>([&] { db::LiwcDictionary::parse(text, "t.dic"); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->file(), "t.dic");
+    EXPECT_EQ(e->line(), 12u);
     auto dic = db::LiwcDictionary::parse(text, "t.dic", /*skip_bad=*/true);
     EXPECT_EQ(dic.skipped_lines(), (std::vector<std::uint64_t>{12, 13, 14, 15, 16, 17}));
     EXPECT_EQ(dic.lookup("good"), (std::vector<int>{1}));
@@ -65,12 +62,8 @@ TEST(Liwc, BadLinesAreParseErrorsOrSkippedAndCounted) {
     EXPECT_THROW(db::LiwcDictionary::parse("happy\t1\n", "x", true), plumb::ParseError);
     EXPECT_THROW(db::LiwcDictionary::parse("%\n1\tposemo\n", "x", true), plumb::ParseError);
     EXPECT_THROW(db::LiwcDictionary::parse("", "x"), plumb::ParseError);
-    try {
-        db::LiwcDictionary::parse("%\n1\ta\n1\tb\n%\n", "dup.dic");
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 3u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::LiwcDictionary::parse("%\n1\ta\n1\tb\n%\n", "dup.dic"); }),
+              3u);
 }
 
 TEST(Liwc, CrOnlyLineEndsAndPhrases) {
@@ -97,12 +90,11 @@ TEST(Liwc, CrOnlyLineEndsAndPhrases) {
     EXPECT_DOUBLE_EQ(phi[1], 1.0 / 12);
     EXPECT_DOUBLE_EQ(phi[2], 3.0 / 12);
     // Line numbers count CR-only lines: the 8th line holds an undeclared id.
-    try {
-        db::LiwcDictionary::parse("%\r1\ta\r%\rx\t1\ry\t1\rz\t1\rw\t1\rv\t7\r", "mac.dic");
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 8u);
-    }
+    EXPECT_EQ(parse_error_line([&] {
+                  db::LiwcDictionary::parse("%\r1\ta\r%\rx\t1\ry\t1\rz\t1\rw\t1\rv\t7\r",
+                                            "mac.dic");
+              }),
+              8u);
 }
 
 TEST(Liwc, PhiIsPerCategoryTokenProportion) {
@@ -121,12 +113,9 @@ TEST(Liwc, PhiIsPerCategoryTokenProportion) {
     EXPECT_DOUBLE_EQ(phi[2], 0.4);
     EXPECT_EQ(db::liwc_phi(" ... ", dic, cats), (std::vector<double>{0, 0, 0}));
     EXPECT_EQ(db::resolve_categories(dic, {}).size(), 3u);
-    try {
-        db::resolve_categories(dic, {"anger"});
-        FAIL();
-    } catch (const plumb::InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("posemo"), std::string::npos);
-    }
+    const auto e = thrown<plumb::InvalidArgument>([&] { db::resolve_categories(dic, {"anger"}); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("posemo"), std::string::npos);
 }
 
 TEST(Liwc, CosineSimilarity) {
@@ -301,26 +290,11 @@ TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
 TEST(Balance, BadInputsFailCleanly) {
     auto dir = temp_dir();
     auto p = write(dir / "pairs.tsv", "f1\tq\tp\nf1\tq\tp\n");
-    try {
-        db::read_generated_pairs(p);
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::read_generated_pairs(p); }), 2u);
     write(dir / "g.tsv", "a\tf\nb\tx\n");
-    try {
-        db::read_gendered_queries(dir / "g.tsv");
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::read_gendered_queries(dir / "g.tsv"); }), 2u);
     write(dir / "g2.tsv", "a\tf\nb\tn\nb\tn\na\tm\n");  // neutral repeats are not kept
-    try {
-        db::read_gendered_queries(dir / "g2.tsv");
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 4u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::read_gendered_queries(dir / "g2.tsv"); }), 4u);
     write(dir / "p2.tsv", "only\ttwo\n");
     EXPECT_THROW(db::read_generated_pairs(dir / "p2.tsv"), plumb::ParseError);
     db::BalanceOptions o;

@@ -17,6 +17,7 @@
 #include "debias_test_util.hpp"
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
+#include "tests/support/map_source.hpp"
 
 using namespace plumb;
 using namespace plumb::debias;
@@ -56,6 +57,16 @@ std::vector<std::string> ids(const RankedList& l) {
 PassageBias table_bias(const eval::BiasTable& t) {
     PassageBias b;
     b.table = std::make_shared<const eval::BiasTable>(t);
+    return b;
+}
+
+/// Bias computed from passage text with the word list {she: female, he: male}.
+PassageBias she_he_bias() {
+    auto words = std::make_shared<eval::GenderWordList>();
+    words->add("she", eval::Gender::Female);
+    words->add("he", eval::Gender::Male);
+    PassageBias b;
+    b.words = words;
     return b;
 }
 
@@ -208,11 +219,7 @@ TEST(FairTopK, AlreadyFairIsUntouchedAndMaleGroup) {
 
 TEST(FairTopK, LabelsFromTextWithWordList) {
     // No table: labels from the candidate text. "she" -> female (-1).
-    auto words = std::make_shared<eval::GenderWordList>();
-    words->add("she", eval::Gender::Female);
-    words->add("he", eval::Gender::Male);
-    PassageBias b;
-    b.words = words;
+    PassageBias b = she_he_bias();
     RankedList l;
     l.qid = "q";
     const char* texts[] = {"he ran", "he sat", "it is", "he he", "she ran"};
@@ -344,13 +351,16 @@ TEST(BiasBalance, TwoSwapsByHand) {
     // 9 - 6.9 = 2.1 > 2.0 left: not affordable. Every other swap gives |S'| >= 1 (no strict
     // gain). Stop. Result top-3 {M1, M2, F4}: RaB@3 = 1/3, loss 0.5.
     eval::BiasTable t;
-    auto list = make_list({{"M1", 10, kMale},
-                           {"M2", 9, kMale},
-                           {"M3", 8, kMale},
-                           {"F4", 7.5f, kFemale},
-                           {"F5", 7, kFemale},
-                           {"N6", 6.9f, kNeutral}},
-                          &t);
+    const auto males_on_top = [&t] {
+        return make_list({{"M1", 10, kMale},
+                          {"M2", 9, kMale},
+                          {"M3", 8, kMale},
+                          {"F4", 7.5f, kFemale},
+                          {"F5", 7, kFemale},
+                          {"N6", 6.9f, kNeutral}},
+                         &t);
+    };
+    auto list = males_on_top();
     BiasBalance f({3, 2.5, 0}, table_bias(t));
     auto r = f.apply_with_report(kQuery, list);
     EXPECT_EQ(ids(list), (std::vector<std::string>{"M1", "M2", "F4", "M3", "F5", "N6"}));
@@ -359,13 +369,7 @@ TEST(BiasBalance, TwoSwapsByHand) {
     EXPECT_DOUBLE_EQ(r.score_loss, 0.5);
     // Budget 3.5: after M3<->F4 (0.5), M2<->N6 (2.1 <= 3.0 left) reaches S = 0: top-3
     // {M1, F4, N6}, RaB@3 = 0, loss 2.6.
-    auto list2 = make_list({{"M1", 10, kMale},
-                            {"M2", 9, kMale},
-                            {"M3", 8, kMale},
-                            {"F4", 7.5f, kFemale},
-                            {"F5", 7, kFemale},
-                            {"N6", 6.9f, kNeutral}},
-                           &t);
+    auto list2 = males_on_top();
     BiasBalance g({3, 3.5, 0}, table_bias(t));
     auto r2 = g.apply_with_report(kQuery, list2);
     EXPECT_EQ(ids(list2), (std::vector<std::string>{"M1", "F4", "N6", "M2", "M3", "F5"}));
@@ -472,12 +476,9 @@ TEST(NearDuplicates, RemovesAgainstKeptOnly) {
 TEST(NearDuplicates, MissingTextAndBadOptions) {
     auto l = text_list({{"p1", "a b c"}, {"p2", ""}});
     NearDuplicates f({});
-    try {
-        f.apply(kQuery, l);
-        FAIL() << "no throw";
-    } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("p2"), std::string::npos);
-    }
+    const auto e = debias_test::thrown<InvalidArgument>([&] { f.apply(kQuery, l); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("p2"), std::string::npos);
     NearDuplicateOptions o;
     o.threshold = 0.0;
     EXPECT_THROW(NearDuplicates{o}, InvalidArgument);
@@ -541,12 +542,10 @@ TEST(PostFilterFactory, BadConfigurations) {
                  std::exception);
     auto dir = debias_test::temp_dir();
     debias_test::write(dir / "bad.tsv", "d1\t0\t0\t0\nd2\t1\tx\t0\n");
-    try {
-        make(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", dir);
-        FAIL() << "no throw";
-    } catch (const ParseError& e) {
-        EXPECT_NE(std::string(e.what()).find("bad.tsv:2"), std::string::npos) << e.what();
-    }
+    const auto e = debias_test::thrown<ParseError>(
+        [&] { make(R"({"type": "fair_topk", "bias_file": "bad.tsv"})", dir); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("bad.tsv:2"), std::string::npos) << e->what();
     EXPECT_THROW(make(R"({"type": "fair_topk", "bias_file": "missing.tsv"})", dir), IoError);
     debias_test::fs::remove_all(dir);
 }
@@ -638,25 +637,12 @@ TEST(FairTopK, AdjustedTableOnLargerKHoldsEveryPrefix) {
     EXPECT_EQ(list.candidates.size(), 400u);
 }
 
-namespace {
-class Texts : public DocumentSource {
-public:
-    std::optional<std::string> text(std::string_view docid) const override {
-        if (docid == "x1" || docid == "x2") return std::string("she saw the same old thing");
-        if (docid == "x3") return std::string("he saw another thing");
-        return std::nullopt;
-    }
-    std::uint64_t size() const override { return 3; }
-};
-}  // namespace
-
 TEST(NearDuplicates, TextFromDocumentSource) {
-    auto words = std::make_shared<eval::GenderWordList>();
-    words->add("she", eval::Gender::Female);
-    words->add("he", eval::Gender::Male);
-    PassageBias b;
-    b.words = words;
-    b.documents = std::make_shared<Texts>();
+    PassageBias b = she_he_bias();
+    b.documents = std::make_shared<plumb::test::MapSource>(
+        std::unordered_map<std::string, std::string>{{"x1", "she saw the same old thing"},
+                                                     {"x2", "she saw the same old thing"},
+                                                     {"x3", "he saw another thing"}});
     RankedList l;
     l.qid = "q";
     for (const char* id : {"x1", "x2", "x3"}) l.candidates.push_back({id, 1.0f, "", {}});

@@ -162,12 +162,9 @@ TEST(Rotation, BadCorpusLineNamesFileAndLineAndWritesNothing) {
     auto dir = temp_dir();
     auto in = write(dir / "bad.tsv", "d1\tok text\nno tab here\n");
     db::RotateCorpusOptions o;
-    try {
-        db::rotate_corpus(in, dir / "out.tsv", o);
-        FAIL() << "expected ParseError";
-    } catch (const plumb::ParseError& e) {
-        EXPECT_NE(std::string(e.what()).find("bad.tsv:2"), std::string::npos) << e.what();
-    }
+    const auto e = thrown<plumb::ParseError>([&] { db::rotate_corpus(in, dir / "out.tsv", o); });
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("bad.tsv:2"), std::string::npos) << e->what();
     EXPECT_FALSE(std::filesystem::exists(dir / "out.tsv"));
     EXPECT_TRUE(no_temp_files(dir));
 }
@@ -188,12 +185,7 @@ TEST(Rotation, TriplesRotateBothPassagesAndKeepTheQuery) {
     EXPECT_EQ(off[0], "1\tpos\t" + std::to_string(rp) + "\t5");
     EXPECT_EQ(off[1], "1\tneg\t" + std::to_string(rn) + "\t3");
     auto bad = write(dir / "bad.tsv", "q\tp\tn\nq\tonly two\n");
-    try {
-        db::rotate_triples(bad, dir / "o2.tsv", 1);
-        FAIL() << "expected ParseError";
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::rotate_triples(bad, dir / "o2.tsv", 1); }), 2u);
     auto s = db::rotate_triples(bad, dir / "o3.tsv", 1, {}, /*skip_bad=*/true);
     EXPECT_EQ(s.skipped_bad, 1u);
 }
@@ -201,10 +193,5 @@ TEST(Rotation, TriplesRotateBothPassagesAndKeepTheQuery) {
 TEST(Rotation, BadOffsetsFileIsParseError) {
     auto dir = temp_dir();
     auto p = write(dir / "off.tsv", "d1\t2\t5\nd2\t7\t5\n");
-    try {
-        db::read_rotation_offsets(p);
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 2u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::read_rotation_offsets(p); }), 2u);
 }

@@ -113,12 +113,7 @@ TEST(Survivorship, BadInputsFailCleanly) {
     db::SurvivorshipOptions o;
     o.output_dir = dir / "out";
     o.input = write(dir / "bad.jsonl", std::string(kJsonl) + "{\"query_type\": \"X\"}\n");
-    try {
-        db::run_survivorship(o);
-        FAIL();
-    } catch (const plumb::ParseError& e) {
-        EXPECT_EQ(e.line(), 5u);
-    }
+    EXPECT_EQ(parse_error_line([&] { db::run_survivorship(o); }), 5u);
     o.input = write(dir / "broken.json", "{\"query_id\": {\"0\": 1");
     EXPECT_THROW(db::run_survivorship(o), plumb::ParseError);
     o.input = write(dir / "rows.json", R"({"query_id": {"zero": 1}})");

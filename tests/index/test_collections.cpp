@@ -3,10 +3,7 @@
 // an error. Expected values are derived by hand from the documented behaviour of Anserini's
 // TrecCollection / HtmlCollection / TrecTopicReader (Jsoup's text(): markup removed, entities
 // decoded, whitespace collapsed).
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <fstream>
 #include <map>
@@ -16,6 +13,8 @@
 #include "index/corpus.hpp"
 #include "index/html_text.hpp"
 #include "plugin/error.hpp"
+#include "tests/support/corpus_files.hpp"
+#include "tests/support/tar_files.hpp"
 #include "tests/test_tmp.hpp"
 
 namespace fs = std::filesystem;
@@ -24,6 +23,7 @@ using plumb::index::CorpusReader;
 using plumb::index::CorpusReaderOptions;
 using plumb::index::Document;
 using plumb::index::html_to_text;
+using plumb::test::read_all;
 
 namespace {
 
@@ -39,9 +39,7 @@ fs::path write(const fs::path& rel, const std::string& content) {
 fs::path write_gz(const fs::path& rel, const std::string& content) {
     fs::path p = root() / rel;
     fs::create_directories(p.parent_path());
-    gzFile g = gzopen(p.string().c_str(), "wb");
-    gzwrite(g, content.data(), static_cast<unsigned>(content.size()));
-    gzclose(g);
+    plumb::test::write_gz(p, content);
     return p;
 }
 
@@ -50,47 +48,12 @@ fs::path write_tar(const fs::path& rel,
                    const std::vector<std::pair<std::string, std::string>>& files, bool gzip) {
     fs::path p = root() / rel;
     fs::create_directories(p.parent_path());
-    archive* a = archive_write_new();
-    if (gzip) archive_write_add_filter_gzip(a);
-    archive_write_set_format_pax_restricted(a);
-    EXPECT_EQ(archive_write_open_filename(a, p.string().c_str()), ARCHIVE_OK);
-    for (const auto& [name, data] : files) {
-        archive_entry* e = archive_entry_new();
-        archive_entry_set_pathname(e, name.c_str());
-        if (name.ends_with("/")) {
-            archive_entry_set_filetype(e, AE_IFDIR);
-            archive_entry_set_perm(e, 0755);
-            archive_entry_set_size(e, 0);
-            archive_write_header(a, e);
-        } else {
-            archive_entry_set_filetype(e, AE_IFREG);
-            archive_entry_set_perm(e, 0644);
-            archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-            archive_write_header(a, e);
-            archive_write_data(a, data.data(), data.size());
-        }
-        archive_entry_free(e);
-    }
-    archive_write_close(a);
-    archive_write_free(a);
+    plumb::test::write_tar(p, files, gzip);
     return p;
 }
 
 CorpusReaderOptions opts(CorpusFormat f, bool skip_bad = false) {
-    CorpusReaderOptions o;
-    o.format = f;
-    o.skip_bad = skip_bad;
-    return o;
-}
-
-std::vector<Document> read_all(const fs::path& p, CorpusReaderOptions o,
-                               std::uint64_t* skipped = nullptr) {
-    CorpusReader r(p, o);
-    std::vector<Document> docs;
-    Document d;
-    while (r.next(d)) docs.push_back(d);
-    if (skipped) *skipped = r.skipped();
-    return docs;
+    return plumb::test::corpus_options(f, skip_bad);
 }
 
 /// Expects a ParseError "<file>:<line>: <message...>" whose message starts with `prefix`.

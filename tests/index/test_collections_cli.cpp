@@ -2,15 +2,15 @@
 // topics (--topic-field), an HTML tarball, a BEIR folder evaluated with its qrels TSV, and
 // --skip-bad on a file of the wrong format. Expected rankings follow from the documents' words
 // (each query matches exactly one document), not from plumb's output.
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <sstream>
 
 #include "bm25_test_util.hpp"
+#include "tests/support/corpus_files.hpp"
+#include "tests/support/tar_files.hpp"
 
+using plumb::test::write_gz;
 using plumb_test::slurp;
 using plumb_test::TempDir;
 using plumb_test::write_file;
@@ -34,30 +34,6 @@ std::vector<std::pair<std::string, std::string>> top1(const fs::path& run_file) 
     return out;
 }
 
-void write_gz(const fs::path& p, const std::string& content) {
-    gzFile g = gzopen(p.string().c_str(), "wb");
-    gzwrite(g, content.data(), static_cast<unsigned>(content.size()));
-    gzclose(g);
-}
-
-void write_tgz(const fs::path& p, const std::vector<std::pair<std::string, std::string>>& files) {
-    archive* a = archive_write_new();
-    archive_write_add_filter_gzip(a);
-    archive_write_set_format_pax_restricted(a);
-    archive_write_open_filename(a, p.string().c_str());
-    for (const auto& [name, data] : files) {
-        archive_entry* e = archive_entry_new();
-        archive_entry_set_pathname(e, name.c_str());
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_perm(e, 0644);
-        archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-        archive_write_header(a, e);
-        archive_write_data(a, data.data(), data.size());
-        archive_entry_free(e);
-    }
-    archive_write_close(a);
-    archive_write_free(a);
-}
 }  // namespace
 
 TEST(CollectionsCli, TrecFolderAndTrecTopics) {
@@ -144,12 +120,14 @@ TEST(CollectionsCli, TrecFolderAndTrecTopics) {
 
 TEST(CollectionsCli, HtmlTarball) {
     TempDir dir("html_cli");
-    write_tgz(dir / "cacm.tar.gz",
-              {{"cacm/CACM-0001.html",
-                "<html>\n<pre>\nPreliminary Report &amp; Algebraic "
-                "Language\n</pre>\n</html>\n"},
-               {"cacm/CACM-0002.html", "<html>\n<pre>\nExtraction of Roots\n</pre>\n</html>\n"},
-               {"cacm/CACM-0003.html", "<html><pre>Techniques for Coding</pre></html>"}});
+    plumb::test::write_tar(
+        dir / "cacm.tar.gz",
+        {{"cacm/CACM-0001.html",
+          "<html>\n<pre>\nPreliminary Report &amp; Algebraic "
+          "Language\n</pre>\n</html>\n"},
+         {"cacm/CACM-0002.html", "<html>\n<pre>\nExtraction of Roots\n</pre>\n</html>\n"},
+         {"cacm/CACM-0003.html", "<html><pre>Techniques for Coding</pre></html>"}},
+        /*gzip=*/true);
     write_file(dir / "q.tsv", "1\troots extraction\n2\talgebraic\n3\tamp\n");
     auto log = dir / "log.txt";
     ASSERT_EQ(run("index --corpus " + (dir / "cacm.tar.gz").string() + " --index " +

@@ -2,70 +2,42 @@
 // file and line, or skipped and counted).
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "index/corpus.hpp"
+#include "index/document_sources.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/corpus_files.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::CorpusFormat;
 using plumb::index::CorpusReader;
 using plumb::index::CorpusReaderOptions;
 using plumb::index::Document;
+using plumb::test::read_all;
 
 namespace {
 
-fs::path test_root() {
-    return plumb::test::process_dir("plumb_test_corpus_");
-}
-
-/// Removes this process's temporary files after the tests.
-class TempCleanup : public ::testing::Environment {
-public:
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(test_root(), ec);
-    }
-};
-[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+const plumb::test::ScratchDir kScratch("plumb_test_corpus_");
 
 fs::path temp_file(const std::string& name, const std::string& content) {
-    auto dir = test_root();
-    fs::create_directories(dir);
-    auto p = dir / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-std::vector<Document> read_all(const fs::path& p, CorpusReaderOptions opt,
-                               std::uint64_t* skipped = nullptr) {
-    CorpusReader r(p, opt);
-    std::vector<Document> docs;
-    Document d;
-    while (r.next(d)) docs.push_back(d);
-    if (skipped) *skipped = r.skipped();
-    return docs;
+    return kScratch.file(name, content);
 }
 
 CorpusReaderOptions tsv(bool skip_bad = false) {
-    CorpusReaderOptions o;
-    o.format = CorpusFormat::Tsv;
-    o.skip_bad = skip_bad;
-    return o;
+    return plumb::test::corpus_options(CorpusFormat::Tsv, skip_bad);
 }
 CorpusReaderOptions jsonl(bool skip_bad = false) {
-    CorpusReaderOptions o;
-    o.format = CorpusFormat::Jsonl;
-    o.skip_bad = skip_bad;
-    return o;
+    return plumb::test::corpus_options(CorpusFormat::Jsonl, skip_bad);
 }
 
 /// Expects a ParseError whose message is exactly "<file>:<line>: <message>".
@@ -93,6 +65,23 @@ TEST(CorpusFormat, ParseAndDetect) {
     EXPECT_EQ(plumb::index::detect_corpus_format("collection.tsv"), CorpusFormat::Tsv);
     EXPECT_EQ(plumb::index::detect_corpus_format("collection"), CorpusFormat::Tsv);
     EXPECT_STREQ(plumb::index::corpus_format_name(CorpusFormat::Jsonl), "jsonl");
+    for (const char* name : {"tsv", "jsonl", "trec", "html"}) {
+        EXPECT_STREQ(plumb::index::corpus_format_name(plumb::index::parse_corpus_format(name)),
+                     name);
+    }
+    EXPECT_EQ(plumb::index::parse_corpus_format("json"), CorpusFormat::Jsonl);
+    // An empty name: detected from the path; a name wins over the path.
+    EXPECT_EQ(plumb::index::resolve_corpus_format("", "a/corpus.jsonl"), CorpusFormat::Jsonl);
+    EXPECT_EQ(plumb::index::resolve_corpus_format("tsv", "a/corpus.jsonl"), CorpusFormat::Tsv);
+    EXPECT_THROW(plumb::index::resolve_corpus_format("xml", "c.tsv"), plumb::InvalidArgument);
+}
+
+TEST(Document, IndexedTextJoinsTitleAndText) {
+    Document titled{"1", "A title", "the text"};
+    EXPECT_EQ(plumb::index::indexed_text(titled), "A title the text");
+    Document plain{"2", "", "only text"};
+    EXPECT_EQ(plumb::index::indexed_text(plain), "only text");
+    EXPECT_EQ(plumb::index::indexed_text(std::move(plain)), "only text");
 }
 
 TEST(TsvReader, ReadsValidOddities) {
@@ -197,11 +186,7 @@ TEST(TsvReader, GzipInputIsDecompressed) {
     // Written with zlib here; the reader recognises gzip by its magic bytes, not the name.
     std::string content = "1\tfirst\r\n\n2\tsecond \xC3\xA9\n";
     auto p = temp_file("c.tsv", "");
-    gzFile f = gzopen(p.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    ASSERT_EQ(gzwrite(f, content.data(), static_cast<unsigned>(content.size())),
-              static_cast<int>(content.size()));
-    ASSERT_EQ(gzclose(f), Z_OK);
+    ASSERT_NO_FATAL_FAILURE(plumb::test::write_gz(p, content));
     CorpusReader r(p, tsv());
     Document d;
     ASSERT_TRUE(r.next(d));
@@ -216,11 +201,8 @@ TEST(TsvReader, GzipInputIsDecompressed) {
 
     // Errors in compressed files name the line too.
     auto bad = temp_file("bad.jsonl.gz", "");
-    f = gzopen(bad.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
     std::string lines = "{\"_id\": \"a\", \"text\": \"x\"}\n{\"text\": \"no id\"}\n";
-    gzwrite(f, lines.data(), static_cast<unsigned>(lines.size()));
-    gzclose(f);
+    ASSERT_NO_FATAL_FAILURE(plumb::test::write_gz(bad, lines));
     expect_parse_error([&] { read_all(bad, jsonl()); }, bad, 2, "missing document id (\"_id\")");
 
     // Truncated compressed data is an IoError naming the file.
@@ -350,4 +332,23 @@ TEST(TopicsReader, BadLines) {
     auto j = temp_file("bad_queries.jsonl", "{\"text\": \"x\"}\n");
     expect_parse_error([&] { plumb::index::read_topics(j); }, j, 1, "missing query id (\"_id\")");
     EXPECT_THROW(plumb::index::read_topics("/nonexistent/plumb/topics.tsv"), plumb::IoError);
+}
+
+TEST(DocumentSources, CorpusHeldInMemory) {
+    auto p = temp_file("sources.jsonl",
+                       "{\"_id\": \"a\", \"title\": \"T\", \"text\": \"x y\"}\n"
+                       "{\"_id\": \"b\", \"text\": \"z\"}\n");
+    auto all = plumb::index::open_document_source("", p.string());
+    EXPECT_EQ(all->size(), 2u);
+    EXPECT_EQ(all->text("a"), "T x y");  // as the index stores it
+    EXPECT_EQ(all->text("b"), "z");
+    EXPECT_EQ(all->text("c"), std::nullopt);
+    const std::unordered_set<std::string> wanted = {"b"};
+    auto some = plumb::index::open_document_source("", p.string(), &wanted, "jsonl");
+    EXPECT_EQ(some->size(), 1u);
+    EXPECT_EQ(some->text("a"), std::nullopt);
+    auto dup = temp_file("sources_dup.tsv", "a\tx\nb\ty\na\tz\n");
+    expect_parse_error([&] { plumb::index::open_document_source("", dup.string()); }, dup, 3,
+                       "duplicate document id 'a'");
+    EXPECT_THROW(plumb::index::open_document_source("", ""), plumb::ConfigError);
 }

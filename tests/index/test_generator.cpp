@@ -16,33 +16,20 @@
 #include "index/generator.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/text_lines.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::CorpusGenerator;
 using plumb::index::GeneratorConfig;
+using plumb::test::lines_of;
+using plumb::test::words_of;
 
 namespace {
 
-fs::path test_root() {
-    return plumb::test::process_dir("plumb_test_gen_");
-}
+const plumb::test::ScratchDir kScratch("plumb_test_gen_");
 
-/// Removes this process's temporary files after the tests.
-class TempCleanup : public ::testing::Environment {
-public:
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(test_root(), ec);
-    }
-};
-[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
-fs::path temp_dir(const std::string& name) {
-    auto dir = test_root() / name;
-    fs::remove_all(dir);
-    return dir;
-}
+fs::path temp_dir(const std::string& name) { return kScratch.fresh(name); }
 
 GeneratorConfig small_config(std::uint64_t seed = 7) {
     GeneratorConfig c;
@@ -51,22 +38,6 @@ GeneratorConfig small_config(std::uint64_t seed = 7) {
     c.vocab = 5000;
     c.seed = seed;
     return c;
-}
-
-std::vector<std::string> lines_of(const fs::path& p) {
-    std::vector<std::string> out;
-    std::istringstream in(plumb::read_file(p));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(line);
-    return out;
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string w;
-    while (in >> w) out.push_back(w);
-    return out;
 }
 
 }  // namespace

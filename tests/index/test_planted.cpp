@@ -14,7 +14,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -25,53 +24,26 @@
 #include "eval/qrels.hpp"
 #include "eval/subsets.hpp"
 #include "index/corpus.hpp"
+#include "index/document_sources.hpp"
 #include "index/planted.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "rerank/train_data.hpp"
-#include "tests/test_tmp.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/text_lines.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::PassageRole;
 using plumb::index::PlantedConfig;
 using plumb::index::PlantedGenerator;
+using plumb::test::lines_of;
+using plumb::test::words_of;
 
 namespace {
 
-fs::path test_root() {
-    return plumb::test::process_dir("plumb_test_planted_");
-}
+const plumb::test::ScratchDir kScratch("plumb_test_planted_");
 
-class TempCleanup : public ::testing::Environment {
-public:
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(test_root(), ec);
-    }
-};
-[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
-fs::path temp_dir(const std::string& name) {
-    auto dir = test_root() / name;
-    fs::remove_all(dir);
-    return dir;
-}
-
-std::vector<std::string> lines_of(const fs::path& p) {
-    std::vector<std::string> out;
-    std::istringstream in(plumb::read_file(p));
-    std::string line;
-    while (std::getline(in, line)) out.push_back(line);
-    return out;
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string w;
-    while (in >> w) out.push_back(w);
-    return out;
-}
+fs::path temp_dir(const std::string& name) { return kScratch.fresh(name); }
 
 std::vector<std::string> fields_of(const std::string& line, char sep = '\t') {
     std::vector<std::string> out;
@@ -117,24 +89,6 @@ PlantedConfig stats_config(plumb::index::AnswerPositions positions) {
     c.triples_per_query = 0;
     return c;
 }
-
-class MapSource : public plumb::DocumentSource {
-public:
-    explicit MapSource(const fs::path& corpus) {
-        plumb::index::CorpusReader reader(corpus, {});
-        plumb::index::Document d;
-        while (reader.next(d)) m_docs[d.id] = d.text;
-    }
-    std::optional<std::string> text(std::string_view id) const override {
-        auto it = m_docs.find(std::string(id));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::unordered_map<std::string, std::string> m_docs;
-};
 
 class Planted : public ::testing::Test {
 protected:
@@ -351,7 +305,7 @@ TEST_F(Planted, TriplesParseWithTheTrainDataReaders) {
     }
     EXPECT_EQ(n, 600u);
 
-    auto docs = std::make_shared<MapSource>(*s_dir / "corpus.tsv");
+    auto docs = plumb::index::open_document_source({}, (*s_dir / "corpus.tsv").string());
     auto ids = plumb::rerank::open_id_triples(*s_dir / "triples.train.ids.tsv",
                                               *s_dir / "topics.train.tsv", docs);
     auto qrels = plumb::eval::Qrels::load(*s_dir / "qrels.train.txt");
