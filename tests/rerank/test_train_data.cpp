@@ -18,6 +18,7 @@
 #include "index/passage_index.hpp"
 #include "plugin/error.hpp"
 #include "rerank/train_data.hpp"
+#include "tests/support/map_source.hpp"
 
 namespace fs = std::filesystem;
 namespace pr = plumb::rerank;
@@ -50,20 +51,7 @@ fs::path write(const fs::path& p, const std::string& content) {
     return p;
 }
 
-/// An in-memory DocumentSource.
-class MapDocs final : public plumb::DocumentSource {
-public:
-    explicit MapDocs(std::unordered_map<std::string, std::string> docs) : m_docs(std::move(docs)) {}
-    std::optional<std::string> text(std::string_view docid) const override {
-        auto it = m_docs.find(std::string(docid));
-        if (it == m_docs.end()) return std::nullopt;
-        return it->second;
-    }
-    std::uint64_t size() const override { return m_docs.size(); }
-
-private:
-    std::unordered_map<std::string, std::string> m_docs;
-};
+using MapDocs = plumb::test::MapSource;
 
 std::vector<std::string> queries_of(pr::TrainingStream& s, std::size_t max = 100000) {
     std::vector<std::string> out;
@@ -254,7 +242,8 @@ TEST_F(IndexedData, IdTriplesResolveTexts) {
     EXPECT_EQ(a->positive_id, "d1");
     EXPECT_EQ(a->positive, "alpha passage one");
     EXPECT_EQ(a->negative_ids, (std::vector<std::string>{"d2", "d3"}));
-    EXPECT_EQ(a->negatives, (std::vector<std::string>{"bravo passage two", "charlie passage three"}));
+    EXPECT_EQ(a->negatives,
+              (std::vector<std::string>{"bravo passage two", "charlie passage three"}));
     auto b = src->next();
     ASSERT_TRUE(b);
     EXPECT_EQ(b->qid, "q2");  // ids are trimmed
@@ -304,8 +293,8 @@ TEST_F(IndexedData, LoadValidation) {
           "q1 Q0 d1 4 7.0 r\n"
           "q3 Q0 d1 1 1.0 r\n"
           "q4 Q0 d1 1 1.0 r\n");
-    auto v = pr::load_validation(*dir / "topics.tsv", *dir / "val.qrels", *dir / "val.run", *docs,
-                                 3);
+    auto v =
+        pr::load_validation(*dir / "topics.tsv", *dir / "val.qrels", *dir / "val.run", *docs, 3);
     ASSERT_EQ(v.queries.size(), 2u);
     ASSERT_EQ(v.candidates.size(), 2u);
     EXPECT_EQ(v.queries[0].id, "q1");
@@ -327,8 +316,8 @@ TEST_F(IndexedData, LoadValidation) {
     ASSERT_TRUE(v.qrels);
     EXPECT_NE(v.qrels->find("q1"), nullptr);
 
-    auto one = pr::load_validation(*dir / "topics.tsv", *dir / "val.qrels", *dir / "val.run",
-                                   *docs, 3, 1);
+    auto one =
+        pr::load_validation(*dir / "topics.tsv", *dir / "val.qrels", *dir / "val.run", *docs, 3, 1);
     ASSERT_EQ(one.queries.size(), 1u);
     EXPECT_EQ(one.queries[0].id, "q1");
 
@@ -360,8 +349,9 @@ protected:
         write(dir / "topics.tsv", "q1\tquery one\nq2\tquery two\nq3\tquery three\n");
         // q1: d1 (1) and d2 (2) relevant, d3 judged 0, d4 judged -1 (not relevant).
         // q2: nothing relevant. q3: d7 relevant but it is its only run entry.
-        write(dir / "q.qrels", "q1 0 d1 1\nq1 0 d2 2\nq1 0 d3 0\nq1 0 d4 -1\nq2 0 d5 0\n"
-                               "q3 0 d7 1\n");
+        write(dir / "q.qrels",
+              "q1 0 d1 1\nq1 0 d2 2\nq1 0 d3 0\nq1 0 d4 -1\nq2 0 d5 0\n"
+              "q3 0 d7 1\n");
         // q1 ranked by score: d2 9, d1 8, d3 7, d4 6, then d5 and d6 tie at 5 (docid
         // descending: d6 before d5), d7 4, ... Top-5 = d2 d1 d3 d4 d6 -> pool {d3, d4, d6}.
         write(dir / "r.run",
@@ -678,7 +668,8 @@ TEST(TrainingStream, TransformKeysDependOnEpochExampleAndField) {
         EXPECT_NE(key_of(ex.query), key_of(ex.positive));
         EXPECT_NE(key_of(ex.positive), key_of(ex.negatives[0]));
     }
-    EXPECT_NE(plain.at({0, "qa"}).negatives[0].substr(4), plain.at({0, "qa"}).negatives[1].substr(4));
+    EXPECT_NE(plain.at({0, "qa"}).negatives[0].substr(4),
+              plain.at({0, "qa"}).negatives[1].substr(4));
     // The same example gets other keys in the next epoch.
     EXPECT_NE(plain.at({0, "qa"}).query, plain.at({1, "qa"}).query);
     EXPECT_EQ(plain.at({0, "qa"}).query.substr(0, 3), "qa#");
@@ -712,7 +703,8 @@ TEST(Transforms, RotationIsACyclicShiftAndReproducible) {
     // Another seed gives another sequence of offsets.
     auto other = pr::rotation_transform(43);
     bool differs = false;
-    for (std::uint64_t key = 0; key < 10; ++key) differs = differs || other(text, key) != rot(text, key);
+    for (std::uint64_t key = 0; key < 10; ++key)
+        differs = differs || other(text, key) != rot(text, key);
     EXPECT_TRUE(differs);
 }
 
@@ -736,16 +728,17 @@ TEST(Transforms, RotationInTheStreamDiffersAcrossEpochs) {
 TEST(Transforms, RepeatNounPhrasesOnHandBuiltTrees) {
     using plumb::debias::parse_constituent_tree;
     // Link Grammar's parse of "how long to boil an egg".
-    EXPECT_EQ(pr::repeat_noun_phrases(
-                  "How long to boil an egg?",
-                  parse_constituent_tree("(S {how} (ADVP long.e) to.r (VP boil.v (NP an egg.s)) ?)")),
-              "How long to boil an egg? an egg?");
+    EXPECT_EQ(
+        pr::repeat_noun_phrases(
+            "How long to boil an egg?",
+            parse_constituent_tree("(S {how} (ADVP long.e) to.r (VP boil.v (NP an egg.s)) ?)")),
+        "How long to boil an egg? an egg?");
     // Nested NPs: only the lowest one is repeated.
-    EXPECT_EQ(pr::repeat_noun_phrases(
-                  "what is the capital of France",
-                  parse_constituent_tree(
-                      "(S what (S (VP is.v (NP the capital.s of (NP france.n)))))")),
-              "what is the capital of France France");
+    EXPECT_EQ(
+        pr::repeat_noun_phrases(
+            "what is the capital of France",
+            parse_constituent_tree("(S what (S (VP is.v (NP the capital.s of (NP france.n)))))")),
+        "what is the capital of France France");
     // Two NPs; extra whitespace in the query is normalised.
     EXPECT_EQ(pr::repeat_noun_phrases(
                   "  red apples and   green pears ",
