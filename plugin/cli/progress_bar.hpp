@@ -60,6 +60,17 @@ public:
         draw(std::chrono::steady_clock::now(), true);
     }
 
+    /// A rate with about three significant digits: "1639", "52.1", "3.45", "0.43", "0.0041".
+    /// Slow work (a BERT training step every few seconds) must not read "0 steps/s".
+    static std::string format_rate(double rate) {
+        char buf[32];
+        if (!(rate > 0)) return "0";
+        if (rate >= 100) std::snprintf(buf, sizeof buf, "%.0f", rate);
+        else if (rate >= 1) std::snprintf(buf, sizeof buf, "%.3g", rate);
+        else std::snprintf(buf, sizeof buf, "%.2g", rate);
+        return buf;
+    }
+
 private:
     void advance(std::uint64_t done, std::uint64_t total) {
         m_done = done;
@@ -83,15 +94,17 @@ private:
             char buf[160];
             double eta = rate > 0 ? static_cast<double>(m_total - std::min(m_done, m_total)) / rate
                                   : 0.0;
-            std::snprintf(buf, sizeof buf, "%llu/%llu %s (%.0f %s/s, %.1fs, eta %.0fs)",
+            std::snprintf(buf, sizeof buf, "%llu/%llu %s (%s %s/s, %.1fs, eta %.0fs)",
                           static_cast<unsigned long long>(m_done),
-                          static_cast<unsigned long long>(m_total), m_unit.c_str(), rate,
+                          static_cast<unsigned long long>(m_total), m_unit.c_str(),
+                          format_rate(rate).c_str(),
                           m_unit.c_str(), secs, eta);
             line += buf;
         } else {
             char buf[128];
-            std::snprintf(buf, sizeof buf, "%llu %s (%.0f %s/s, %.1fs)",
-                          static_cast<unsigned long long>(m_done), m_unit.c_str(), rate,
+            std::snprintf(buf, sizeof buf, "%llu %s (%s %s/s, %.1fs)",
+                          static_cast<unsigned long long>(m_done), m_unit.c_str(),
+                          format_rate(rate).c_str(),
                           m_unit.c_str(), secs);
             line += buf;
         }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "plugin/cli/progress_bar.hpp"
 #include "tests/support/cli.hpp"
 
 namespace {
@@ -63,4 +64,16 @@ TEST(CliConventions, ImpossibleCountsAreUsageErrors) {
     }
     auto k0 = cli("search --index x --topics y --output z --k 0");
     EXPECT_NE(k0.out.find("--k: 0 is not a positive whole number"), std::string::npos) << k0.out;
+}
+
+// The progress line's rate keeps about three significant digits, so slow work (a BERT training
+// step every few seconds) reads "0.25 steps/s", not "0 steps/s". Values by hand.
+TEST(CliConventions, ProgressRateKeepsSignificantDigits) {
+    using plumb::cli::ProgressBar;
+    EXPECT_EQ(ProgressBar::format_rate(1639.4), "1639");
+    EXPECT_EQ(ProgressBar::format_rate(52.14), "52.1");
+    EXPECT_EQ(ProgressBar::format_rate(3.449), "3.45");
+    EXPECT_EQ(ProgressBar::format_rate(0.25), "0.25");
+    EXPECT_EQ(ProgressBar::format_rate(0.004123), "0.0041");
+    EXPECT_EQ(ProgressBar::format_rate(0.0), "0");
 }
