@@ -120,11 +120,12 @@ private:
         for (std::uint32_t i = 0; i < n; ++i) {
             if (p >= end) corrupt();
             std::uint64_t v = *p++;
-            if (v & 0x80) v = slow(v, p);
+            if ((v & 0x80) && !varint_tail(v, p, end)) corrupt();
             std::uint32_t t = 1;
             if (!(v & 1)) {
+                if (p >= end) corrupt();
                 std::uint64_t x = *p++;
-                if (x & 0x80) x = slow(x, p);
+                if ((x & 0x80) && !varint_tail(x, p, end)) corrupt();
                 if (x == 0 || x > blk.max_tf) corrupt();
                 t = static_cast<std::uint32_t>(x);
             }
@@ -143,15 +144,6 @@ private:
             for (std::uint32_t i = 1; i <= kPrefetchAhead && i < n; ++i) {
                 __builtin_prefetch(m_prefetch + m_docs[i]);
             }
-        }
-    }
-    std::uint64_t slow(std::uint64_t first, const std::uint8_t*& p) const {
-        std::uint64_t v = first & 0x7F;
-        for (unsigned shift = 7;; shift += 7) {
-            if (shift > 35) corrupt();
-            std::uint64_t b = *p++;
-            v |= (b & 0x7F) << shift;
-            if (!(b & 0x80)) return v;
         }
     }
     [[noreturn]] void corrupt() const {

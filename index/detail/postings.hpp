@@ -76,6 +76,20 @@ struct PostingsBlock {
 };
 static_assert(sizeof(PostingsBlock) == 24);
 
+/// Decodes the rest of a varint whose first byte `v` had its high bit set, from `p` (advanced)
+/// but never at or past `end`. False for a varint that runs past `end` or past 35 bits: the
+/// callers report corrupt postings. Shared by the sequential reader and the block cursor.
+inline bool varint_tail(std::uint64_t& v, const std::uint8_t*& p, const std::uint8_t* end) {
+    v &= 0x7F;
+    for (unsigned shift = 7; shift <= 35; shift += 7) {
+        if (p >= end) return false;
+        const std::uint64_t b = *p++;
+        v |= (b & 0x7F) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
 /// Appends one varint.
 inline void put_varint(std::string& out, std::uint64_t v) {
     while (v >= 0x80) {
@@ -119,11 +133,12 @@ public:
         for (; n < want; ++n) {
             if (p >= m_end) corrupt();
             std::uint64_t v = *p++;
-            if (v & 0x80) v = slow(v, p);
+            if ((v & 0x80) && !varint_tail(v, p, m_end)) corrupt();
             std::uint32_t tf = 1;
             if (!(v & 1)) {
+                if (p >= m_end) corrupt();
                 std::uint64_t t = *p++;
-                if (t & 0x80) t = slow(t, p);
+                if ((t & 0x80) && !varint_tail(t, p, m_end)) corrupt();
                 if (t == 0 || t > 0x7FFFFFFFu) corrupt();
                 tf = static_cast<std::uint32_t>(t);
             }
@@ -140,16 +155,6 @@ public:
     }
 
 private:
-    /// Rest of a multi-byte varint whose first byte was `first`.
-    std::uint64_t slow(std::uint64_t first, const std::uint8_t*& p) const {
-        std::uint64_t v = first & 0x7F;
-        for (unsigned shift = 7;; shift += 7) {
-            if (shift > 35) corrupt();
-            std::uint64_t b = *p++;
-            v |= (b & 0x7F) << shift;
-            if (!(b & 0x80)) return v;
-        }
-    }
     [[noreturn]] void corrupt() const {
         throw IndexError("corrupt postings in " + (m_file ? m_file->string() : kPostingsFile));
     }

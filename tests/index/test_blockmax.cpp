@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -348,4 +349,32 @@ TEST(BlockMaxNames, AlgorithmNamesRoundTrip) {
     EXPECT_EQ(pi::search_algorithm_from_name("block-max-maxscore"),
               pi::SearchAlgorithm::BlockMaxMaxScore);
     EXPECT_THROW(pi::search_algorithm_from_name("wand"), plumb::InvalidArgument);
+}
+
+// A postings list whose last varint runs past the term's end (a truncated or corrupt
+// postings.bin) is an IndexError, never a read past the buffer. Each buffer is exactly its
+// bytes long, so ASan flags any read beyond it.
+TEST(PostingsReader, VarintsRunningPastTheTermAreCorrupt) {
+    const std::vector<std::vector<std::uint8_t>> cases = {
+        {0x81},              // doc delta with its continuation bit set, then the end
+        {0x04},              // delta 2 with tf != 1, but no tf byte
+        {0x04, 0x83},        // tf varint cut after its first byte
+        {0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},  // a doc varint longer than 35 bits
+    };
+    for (const auto& bytes : cases) {
+        const auto buf = std::make_unique<std::uint8_t[]>(bytes.size());
+        std::memcpy(buf.get(), bytes.data(), bytes.size());
+        pd::PostingsReader r(buf.get(), buf.get() + bytes.size(), 1, 1000, nullptr);
+        std::int32_t doc = 0, tf = 0;
+        EXPECT_THROW(r.read(&doc, &tf, 1), plumb::IndexError) << bytes.size();
+    }
+    // The well-formed neighbours decode: delta 2 with tf 3, and delta 1 with tf 1.
+    const std::uint8_t ok[] = {0x04, 0x03, 0x03};
+    pd::PostingsReader r(ok, ok + 3, 2, 1000, nullptr);
+    std::int32_t docs[2] = {}, tfs[2] = {};
+    ASSERT_EQ(r.read(docs, tfs, 2), 2);
+    EXPECT_EQ(docs[0], 2);
+    EXPECT_EQ(tfs[0], 3);
+    EXPECT_EQ(docs[1], 3);
+    EXPECT_EQ(tfs[1], 1);
 }
