@@ -24,6 +24,9 @@ constexpr std::uint64_t kPassageDomain = 103;
 constexpr std::uint64_t kQueryTextDomain = 104;
 constexpr std::uint64_t kTripleDomain = 105;
 constexpr std::uint64_t kShownDomain = 106;
+constexpr std::uint64_t kQueryGenderDomain = 107;      // gendered queries (opt-in)
+constexpr std::uint64_t kComplexityDomain = 108;       // complexity levels (opt-in)
+constexpr std::uint64_t kQueryGenderTextDomain = 109;  // the gender word of a gendered query
 
 // Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
 constexpr std::uint32_t kGenderBase = 0xF0000000u;
@@ -57,6 +60,24 @@ const std::vector<QuestionKind>& question_kinds() {
     return kinds;
 }
 constexpr const char* kConnectors[] = {"of", "in", "for", "on", "to", "and", "with", "from", "at"};
+
+// Subordinate clauses of complex queries (relative, adverbial): English function words and
+// verbs WordNet knows, so that the complexity analyser sees verbs, clauses and dependent
+// clauses. None is a gender word.
+constexpr const char* kClauses[] = {"that is used to make",        "that can be found in",
+                                    "which was made with",         "when you need",
+                                    "because it is used for",      "if they want to buy",
+                                    "where people go to see",      "after it was sold to",
+                                    "so that it can be used with", "which they often use for"};
+constexpr const char* kClauseJoins[] = {"and", "or", "with", "for", "in"};
+
+// Pronouns and titles of the gender word list are not put into queries (nouns read better).
+bool query_gender_word(const std::string& w) {
+    for (const char* p :
+         {"she", "her", "hers", "herself", "he", "him", "his", "himself", "mrs", "mr"})
+        if (w == p) return false;
+    return true;
+}
 
 std::size_t bin_of(double x) {
     auto b = static_cast<std::size_t>(std::floor(x * kHistogramBins));
@@ -114,6 +135,18 @@ const char* distractor_positions_name(DistractorPositions value) noexcept {
             return "uniform";
         case DistractorPositions::Early:
             return "early";
+    }
+    return "?";
+}
+
+const char* complexity_level_name(std::uint8_t level) noexcept {
+    switch (level) {
+        case 0:
+            return "simple";
+        case 1:
+            return "medium";
+        case 2:
+            return "complex";
     }
     return "?";
 }
@@ -180,6 +213,15 @@ void PlantedConfig::validate() const {
     share(gender_skew, "gender_skew");
     if (max_gender_words == 0 || max_gender_words > 100)
         bad("max_gender_words must be in [1, 100]");
+    share(female_query_share, "female_query_share");
+    share(male_query_share, "male_query_share");
+    if (female_query_share + male_query_share > 1.0)
+        bad("female_query_share + male_query_share must be at most 1");
+    share(query_gender_skew, "query_gender_skew");
+    if (candidate_gender_share) share(*candidate_gender_share, "candidate_gender_share");
+    if (clause_terms == 0 || clause_terms > 10) bad("clause_terms must be in [1, 10]");
+    if (complexity_levels && max_query_terms + clause_terms > base.vocab / 4)
+        bad("max_query_terms + clause_terms must be at most vocab/4");
     if (shown_k == 0 || shown_k > 1000) bad("shown_k must be in [1, 1000]");
     share(unanswered, "unanswered");
     if (!(shown_rank_p > 0.0 && shown_rank_p <= 1.0)) bad("shown_rank_p must be in (0, 1]");
@@ -276,6 +318,43 @@ void PlantedGenerator::build_plan() {
         }
         partials[q] = static_cast<std::uint32_t>(uniform_below(rng, c.max_partial + 1ULL));
         planted += 1 + partials[q] + c.hard_negatives;
+    }
+
+    // Opt-in causes, each from its own stream, so that the draws above (and every file) are the
+    // same as without them when they are off.
+    if (c.female_query_share > 0.0 || c.male_query_share > 0.0) {
+        for (std::uint64_t q = 0; q < nq; ++q) {
+            auto rng = stream(kQueryGenderDomain, q);
+            const double u = uniform01(rng);
+            m_queries[q].gender = u < c.female_query_share                        ? 'f'
+                                  : u < c.female_query_share + c.male_query_share ? 'm'
+                                                                                  : 'n';
+        }
+    }
+    if (c.complexity_levels) {
+        for (std::uint64_t q = 0; q < nq; ++q) {
+            auto rng = stream(kComplexityDomain, q);
+            QueryPlan& plan = m_queries[q];
+            plan.level = static_cast<std::uint8_t>(uniform_below(rng, 3));
+            if (plan.level != 2) continue;
+            auto taken = [&](std::uint32_t r) {
+                return std::find(plan.terms.begin(), plan.terms.end(), r) != plan.terms.end() ||
+                       std::find(plan.answer.begin(), plan.answer.end(), r) != plan.answer.end() ||
+                       std::find(plan.clause.begin(), plan.clause.end(), r) != plan.clause.end();
+            };
+            // Same range as the terms; vocab >= 4 (max_query_terms + clause_terms) (validate).
+            double clo = lo, chi = hi;
+            if (chi - clo + 1 < 2.0 * (c.max_query_terms + c.clause_terms + c.answer_words)) {
+                clo = 1;
+                chi = vocab;
+            }
+            while (plan.clause.size() < c.clause_terms) {
+                auto r = static_cast<std::uint32_t>(
+                    clo * std::exp(uniform01(rng) * std::log((chi + 1) / clo)));
+                r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(chi));
+                if (!taken(r)) plan.clause.push_back(r);
+            }
+        }
     }
 
     // Distinct passages for all plants: partial Fisher-Yates over 0..passages-1 with a sparse
@@ -376,8 +455,15 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
 
     // Gender words at random positions of the background (before the block goes in, so the
     // block stays contiguous).
-    if (uniform01(rng) < c.gender_share) {
-        const bool male = uniform01(rng) < (relevant ? c.gender_skew : 0.5);
+    double share = c.gender_share;
+    double p_male = relevant ? c.gender_skew : 0.5;
+    if (plan && c.candidate_gender_share) share = *c.candidate_gender_share;
+    if (plan && relevant && plan->gender != 'n') {
+        share = 1.0;  // uniform01 < 1: always gendered
+        p_male = plan->gender == 'm' ? c.query_gender_skew : 1.0 - c.query_gender_skew;
+    }
+    if (uniform01(rng) < share) {
+        const bool male = uniform01(rng) < p_male;
         out.gender = male ? 'm' : 'f';
         const auto& gw = gender_words();
         std::vector<std::uint32_t> pool;
@@ -414,6 +500,9 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
             keep = std::clamp<std::size_t>(keep, 1, t - 1);
             for (std::size_t k = 0; k < keep; ++k)
                 for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
+            // Complex queries: the clause's words too (lexical overlap points here).
+            for (auto w : plan->clause)
+                for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(w);
             const std::size_t a = plan->answer.size();
             if (a >= 2) {
                 std::vector<std::uint32_t> answer = plan->answer;
@@ -471,6 +560,23 @@ std::vector<std::string> PlantedGenerator::answer_span(std::uint32_t query) cons
     return out;
 }
 
+std::vector<std::string> PlantedGenerator::clause_terms(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    std::vector<std::string> out;
+    for (auto r : m_queries[query].clause) out.push_back(word(r));
+    return out;
+}
+
+char PlantedGenerator::query_gender(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].gender;
+}
+
+std::uint8_t PlantedGenerator::complexity_level(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].level;
+}
+
 std::vector<std::string> PlantedGenerator::query_terms(std::uint32_t query) const {
     if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
     std::vector<std::string> out;
@@ -489,11 +595,18 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
     auto rng = stream(kQueryTextDomain, q);
     std::vector<std::uint32_t> terms = plan.terms;
     shuffle(terms, rng);
-    if (uniform01(rng) < c.question_share) {
+    const bool drawn_question = uniform01(rng) < c.question_share;
+    const bool question = c.complexity_levels ? plan.level >= 1 : drawn_question;
+    // A gender word goes between the question prefix and the subordinate clause.
+    std::size_t prefix_words = 0, main_words = 0;
+    if (c.complexity_levels) out.complexity = complexity_level_name(plan.level);
+    if (question) {
         const auto& kinds = question_kinds();
         const QuestionKind& kind = kinds[uniform_below(rng, kinds.size())];
         out.type = kind.type;
         out.text = kind.prefixes[uniform_below(rng, kind.prefixes.size())];
+        prefix_words =
+            1 + static_cast<std::size_t>(std::count(out.text.begin(), out.text.end(), ' '));
         for (std::size_t k = 0; k < terms.size(); ++k) {
             if (k > 0 && uniform01(rng) < 0.5) {
                 out.text += ' ';
@@ -501,6 +614,20 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
             }
             out.text += ' ';
             out.text += word(terms[k]);
+        }
+        main_words =
+            1 + static_cast<std::size_t>(std::count(out.text.begin(), out.text.end(), ' '));
+        if (!plan.clause.empty()) {
+            out.text += ' ';
+            out.text += kClauses[uniform_below(rng, std::size(kClauses))];
+            for (std::size_t k = 0; k < plan.clause.size(); ++k) {
+                if (k) {
+                    out.text += ' ';
+                    out.text += kClauseJoins[uniform_below(rng, std::size(kClauseJoins))];
+                }
+                out.text += ' ';
+                out.text += word(plan.clause[k]);
+            }
         }
     } else {
         out.type = "keyword";
@@ -512,6 +639,26 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
     for (std::size_t k = 0; k < plan.answer.size(); ++k) {
         if (k) out.answer += ' ';
         out.answer += word(plan.answer[k]);
+    }
+    out.gender = plan.gender;
+    if (plan.gender != 'n') {
+        // One gender word of the query's gender, after the question prefix.
+        auto grng = stream(kQueryGenderTextDomain, q);
+        std::vector<std::string> pool;
+        for (const auto& [w, g] : gender_words())
+            if (g == plan.gender && query_gender_word(w)) pool.push_back(w);
+        const std::string& gw = pool[uniform_below(grng, pool.size())];
+        std::vector<std::string> words;
+        for (std::size_t at = 0; at <= out.text.size();) {
+            const auto sp = std::min(out.text.find(' ', at), out.text.size());
+            words.push_back(out.text.substr(at, sp - at));
+            at = sp + 1;
+        }
+        if (main_words == 0) main_words = words.size();  // keyword queries: anywhere
+        const auto pos = prefix_words + uniform_below(grng, main_words - prefix_words + 1);
+        words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), gw);
+        out.text.clear();
+        for (std::size_t k = 0; k < words.size(); ++k) out.text += (k ? " " : "") + words[k];
     }
     return out;
 }
@@ -617,6 +764,10 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     double answer_sum = 0.0, partial_sum = 0.0, hard_sum = 0.0;
     std::uint64_t answer_n = 0, partial_n = 0, hard_n = 0;
     std::uint64_t rel_f = 0, rel_m = 0, rel_total = 0, other_f = 0, other_m = 0;
+    // Relevant passages of gendered queries: with the query's gender / the other one.
+    std::uint64_t gq_rel_same = 0, gq_rel_other = 0;
+    // Planted candidates (relevant and hard negatives) with gender words.
+    std::uint64_t planted_total = 0, planted_gendered = 0;
     std::uint64_t tokens_total = 0;
 
     AtomicFile corpus(corpus_path);
@@ -630,6 +781,13 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         PlantedPassage p = passage(i);
         tokens_total += p.tokens;
         const bool relevant = p.role == PassageRole::Answer || p.role == PassageRole::Partial;
+        if (p.role != PassageRole::Background) {
+            ++planted_total;
+            planted_gendered += p.gender != 'n';
+            const char qg = m_queries[p.query].gender;
+            if (relevant && qg != 'n' && p.gender != 'n')
+                (p.gender == qg ? gq_rel_same : gq_rel_other)++;
+        }
         if (relevant) {
             ++rel_total;
             rel_f += p.gender == 'f';
@@ -680,7 +838,8 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     AtomicFile& answers = open("answers.tsv");
     AtomicFile& query_gender = open("query_gender.tsv");
     AtomicFile& query_types = open("query_types.tsv");
-    std::map<std::string, std::uint64_t> type_counts;
+    AtomicFile* query_complexity = c.complexity_levels ? &open("query_complexity.tsv") : nullptr;
+    std::map<std::string, std::uint64_t> type_counts, gender_counts, level_counts;
     std::uint64_t query_tokens = 0;
     for (const auto& t : all_topics) {
         std::string row = t.qid + '\t' + t.text + '\n';
@@ -690,7 +849,12 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
                             : topics_test)
             .write(row);
         answers.write(t.qid + '\t' + t.answer + '\n');
-        query_gender.write(t.qid + "\tn\n");
+        query_gender.write(t.qid + '\t' + t.gender + '\n');
+        ++gender_counts[std::string(1, t.gender)];
+        if (query_complexity) {
+            query_complexity->write(t.qid + '\t' + t.complexity + '\n');
+            ++level_counts[t.complexity];
+        }
         query_types.write(t.qid + '\t' + t.type + '\n');
         ++type_counts[t.type];
         query_tokens +=
@@ -788,6 +952,14 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"gender_share", c.gender_share},
         {"gender_skew", c.gender_skew},
         {"max_gender_words", c.max_gender_words},
+        {"female_query_share", c.female_query_share},
+        {"male_query_share", c.male_query_share},
+        {"query_gender_skew", c.query_gender_skew},
+        {"candidate_gender_share", c.candidate_gender_share
+                                       ? nlohmann::json(*c.candidate_gender_share)
+                                       : nlohmann::json(nullptr)},
+        {"complexity_levels", c.complexity_levels},
+        {"clause_terms", c.clause_terms},
         {"shown_k", c.shown_k},
         {"unanswered", c.unanswered},
         {"shown_rank_p", c.shown_rank_p},
@@ -802,6 +974,8 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"dev_queries", c.dev_queries},
         {"test_queries", c.test_queries},
         {"query_types", type_counts},
+        {"query_genders", gender_counts},
+        {"complexity_levels", level_counts},
         {"mean_query_tokens", out.queries ? static_cast<double>(query_tokens) / out.queries : 0.0},
         {"judgments", out.judgments},
         {"answer_passages", answer_n},
@@ -829,6 +1003,19 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
           {"gendered_share",
            out.passages ? static_cast<double>(rel_f + rel_m + other_f + other_m) / out.passages
                         : 0.0}}},
+        {"gendered_queries",
+         {{"relevant_same_gender", gq_rel_same},
+          {"relevant_other_gender", gq_rel_other},
+          {"relevant_same_gender_share",
+           gq_rel_same + gq_rel_other
+               ? static_cast<double>(gq_rel_same) / static_cast<double>(gq_rel_same + gq_rel_other)
+               : 0.0}}},
+        {"planted_candidates",
+         {{"passages", planted_total},
+          {"gendered", planted_gendered},
+          {"gendered_share", planted_total ? static_cast<double>(planted_gendered) /
+                                                 static_cast<double>(planted_total)
+                                           : 0.0}}},
         {"shown_first_selected_rank", first_rank_json},
     };
     std::vector<std::string> names;
