@@ -56,6 +56,9 @@ void run_planted(const GenerateArgs& a) {
     c.male_query_share = a.p.male_query_share;
     c.query_gender_skew = a.p.query_gender_skew;
     if (given("--candidate-gender-share")) c.candidate_gender_share = a.candidate_gender_share;
+    c.liwc_words = a.p.liwc_words;
+    c.liwc_skew = a.p.liwc_skew;
+    c.generated_pairs = a.p.generated_pairs;
     c.complexity_levels = a.p.complexity_levels;
     c.clause_terms = a.p.clause_terms;
     c.shown_k = a.p.shown_k;
@@ -191,6 +194,15 @@ const plumb::cli::CommandRegistrar kGenerate{
         opt(cmd->add_option("--query-gender-skew", p.query_gender_skew,
                             "P(a gendered query's relevant passage carries its own gender's "
                             "words; else the other gender's)"));
+        opt(cmd->add_option("--liwc-words", p.liwc_words,
+                            "Category words (liwc.dic) per planted passage of a gendered query"));
+        opt(cmd->add_option("--liwc-skew", p.liwc_skew,
+                            "P(a gendered query's relevant passage draws a category word from "
+                            "its gender's stereotyped categories; else uniform)"));
+        opt(cmd->add_option("--generated-pairs", p.generated_pairs,
+                            "Generated (query, passage) pairs for debias balance "
+                            "(generated_pairs.tsv, generated_gender.tsv; needs gendered "
+                            "queries)"));
         cmd->add_option("--candidate-gender-share", args->candidate_gender_share,
                         "Share of every query's planted passages (relevant, partial, hard "
                         "negatives) with gender words, instead of --gender-share (paper 004: "

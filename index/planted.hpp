@@ -51,6 +51,19 @@
 /// `query_gender_skew`, else of the other gender (paper 001 assumes a query's relevant document
 /// shares its gender; MS MARCO's generated pairs are ~3.5 % female and ~5.3 % male queries).
 /// Neutral queries keep the `gender_skew` model above.
+/// Psychological categories (paper 001's LIWC measure): with gendered queries on, every planted
+/// passage of a gendered query gets `liwc_words` words of a built-in LIWC-format dictionary
+/// (written as liwc.dic; liwc_dictionary()) at random background positions. Relevant passages
+/// draw each word's category from their query's gender's stereotyped categories with
+/// probability `liwc_skew` (female: posemo, negemo, home; male: achieve, work, leisure; our
+/// choice of stereotype), else uniformly from all seven leaf categories; hard negatives always
+/// uniformly. So the relevant passages of female and male queries differ in φ (and a ranker
+/// that learns the association carries it into its top 10), the bias paper 001 balances.
+/// Generated pairs (paper 001's augmentation pool, doc2query-like): `generated_pairs` extra
+/// (query, passage) pairs, qids g1..gK, not in the corpus or the qrels, each with gender drawn
+/// like the queries', a keyword/question text with the gender word, and one passage (background,
+/// all its terms, gender words as a gendered query's relevant passage, category words as above);
+/// written as generated_pairs.tsv (qid, query, docid, passage) and generated_gender.tsv.
 ///
 /// Gendered candidates (paper 004, IBBR; off by default): with `candidate_gender_share` set, the
 /// planted passages of every query (relevant ones of neutral queries, partial ones, hard
@@ -146,6 +159,11 @@ struct PlantedConfig {
     double query_gender_skew = 0.9;   ///< P(a gendered query's relevant passage has its gender)
     /// P(gender words) for every query's planted passages (paper 004); unset = gender_share.
     std::optional<double> candidate_gender_share;
+
+    std::uint32_t liwc_words = 3;  ///< category words per planted passage of a gendered query
+    double liwc_skew = 0.8;        ///< P(a relevant passage's category is stereotyped)
+    std::uint64_t generated_pairs =
+        0;  ///< generated (query, passage) pairs (needs gendered queries)
 
     bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
     std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
@@ -259,6 +277,18 @@ public:
 
     /// The built-in gender word list (word, 'f' | 'm'), lower case.
     static const std::vector<std::pair<std::string, char>>& gender_words();
+    /// The built-in LIWC-format dictionary (liwc.dic): categories affect (parent of posemo and
+    /// negemo), posemo, negemo, cogproc, drives (parent of achieve), achieve, work, home,
+    /// leisure; ten English words per leaf category, none a gender word or a pseudo-word.
+    static const std::string& liwc_dictionary();
+    /// Generated pair k (0-based; qid "g<k+1>", docid "g<k+1>"): gender, query, passage.
+    struct GeneratedPair {
+        std::string qid;
+        char gender = 'n';
+        std::string query;
+        std::string passage;
+    };
+    GeneratedPair generated_pair(std::uint64_t k) const;
 
     /// Writes the collection into `dir` (created), every file atomically:
     ///   corpus.tsv | corpus.jsonl      id<TAB>text | BEIR JSONL (_id, title, text)
@@ -270,6 +300,9 @@ public:
     ///   gender_words.txt                                 word,f | word,m
     ///   query_gender.tsv                                 qid<TAB>f|m|n (all n by default)
     ///   query_complexity.tsv (complexity_levels only)    qid<TAB>simple|medium|complex
+    ///   liwc.dic (gendered queries only)                 LIWC-format dictionary
+    ///   generated_pairs.tsv (generated_pairs > 0)        qid<TAB>query<TAB>docid<TAB>passage
+    ///   generated_gender.tsv (generated_pairs > 0)       qid<TAB>f|m|n
     ///   shown_ranks.tsv                                  qid<TAB>rank<TAB>docid<TAB>is_selected
     ///   query_types.tsv                                  qid<TAB>type
     ///   manifest.json                                    parameters, counts, realised statistics
@@ -295,6 +328,13 @@ private:
 
     void build_plan();
     double draw_answer_x(std::mt19937_64& rng) const;
+    /// Inserts `liwc_words` category words into `words` (see the file comment).
+    void add_category_words(std::vector<std::uint32_t>& words, char gender, bool stereotyped,
+                            std::mt19937_64& rng) const;
+    /// A gender noun of `gender` inserted into `text` at a word position in [first, last].
+    static std::string with_gender_word(const std::string& text, char gender, std::size_t first,
+                                        std::size_t last, std::mt19937_64& rng);
+    double m_term_lo = 1, m_term_hi = 1;  ///< content-word rank range
     double draw_distractor_x(std::mt19937_64& rng) const;
     std::string text_of(const std::vector<std::uint32_t>& tokens) const;
     PlantedTopic topic(std::uint32_t q) const;

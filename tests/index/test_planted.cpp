@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "debias/answer_positions.hpp"
 #include "debias/balance.hpp"
 #include "debias/complexity.hpp"
+#include "debias/liwc.hpp"
 #include "debias/rotation.hpp"
 #include "eval/bias_metrics.hpp"
 #include "eval/distribution.hpp"
@@ -584,14 +586,17 @@ TEST(PlantedCauses, OffByDefaultAndTheirParametersAloneChangeNoDataFile) {
     PlantedConfig c = tiny_config(5);
     c.query_gender_skew = 0.1;
     c.clause_terms = 4;
+    c.liwc_words = 7;
+    c.liwc_skew = 0.1;
     PlantedGenerator(c).write(b);
     for (const char* f : kDataFiles)
         EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
-    EXPECT_FALSE(fs::exists(a / "query_complexity.tsv"));
+    for (const char* f : {"query_complexity.tsv", "liwc.dic", "generated_pairs.tsv"})
+        EXPECT_FALSE(fs::exists(a / f)) << f;
     for (const auto& line : lines_of(a / "query_gender.tsv")) EXPECT_EQ(fields_of(line)[1], "n");
 
     // Gendered queries on: neutral queries keep their text, and every passage that is not a
-    // relevant passage of a gendered query is unchanged.
+    // planted passage of a gendered query is unchanged.
     PlantedConfig g = tiny_config(5);
     g.female_query_share = 0.3;
     g.male_query_share = 0.3;
@@ -607,6 +612,7 @@ TEST(PlantedCauses, OffByDefaultAndTheirParametersAloneChangeNoDataFile) {
         ++gendered;
         EXPECT_NE(t_on[q].text, t_off[q].text);
         for (auto p : on.relevant_passages(q)) changed.insert(p);
+        for (auto p : on.hard_negative_passages(q)) changed.insert(p);  // category words
     }
     EXPECT_GT(gendered, 20u);
     for (std::uint64_t i = 0; i < 2000; i += 3)
@@ -872,7 +878,8 @@ TEST(PlantedCli, CauseOptions) {
                       dir.string() +
                       " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
                       " --query-gender-skew 0.8 --candidate-gender-share 0.6"
-                      " --complexity-levels --clause-terms 3 --quiet 2>/dev/null";
+                      " --complexity-levels --clause-terms 3 --liwc-words 2 --liwc-skew 0.7"
+                      " --generated-pairs 50 --quiet 2>/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
     PlantedConfig c = tiny_config(7);
     c.female_query_share = 0.2;
@@ -881,12 +888,17 @@ TEST(PlantedCli, CauseOptions) {
     c.candidate_gender_share = 0.6;
     c.complexity_levels = true;
     c.clause_terms = 3;
+    c.liwc_words = 2;
+    c.liwc_skew = 0.7;
+    c.generated_pairs = 50;
     auto lib = temp_dir("cli_causes_lib");
     PlantedGenerator(c).write(lib);
     for (const char* f : kFiles)
         EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
-    EXPECT_EQ(plumb::read_file(dir / "query_complexity.tsv"),
-              plumb::read_file(lib / "query_complexity.tsv"));
+    for (const char* f :
+         {"query_complexity.tsv", "liwc.dic", "generated_pairs.tsv", "generated_gender.tsv"})
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+    EXPECT_EQ(lines_of(dir / "generated_pairs.tsv").size(), 50u);
     auto fails = [](const std::string& args) {
         std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
                         temp_dir("cli_causes_bad").string() + " " + args + " --quiet 2>/dev/null";
@@ -896,4 +908,122 @@ TEST(PlantedCli, CauseOptions) {
     EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.6 --male-queries 0.6"));
     EXPECT_TRUE(fails("--female-queries 0.1"));  // needs --planted
     EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-share 1.5"));
+    EXPECT_TRUE(fails("--planted --size tiny --generated-pairs 5"));  // needs gendered queries
+}
+
+TEST(PlantedCauses, CategoryWordsAndGeneratedPairsFeedPaper001sTools) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.female_query_share = 0.25;
+    c.male_query_share = 0.25;
+    c.liwc_words = 3;
+    c.liwc_skew = 0.8;
+    c.generated_pairs = 600;
+    c.triples_per_query = 2;  // the training set that balancing augments
+    PlantedGenerator g(c);
+    auto dir = temp_dir("liwc");
+    ASSERT_TRUE(g.write(dir).complete);
+
+    // The dictionary: LIWC format as plumb reads it, 9 categories, 70 words, none a gender word
+    // or a pseudo-word.
+    const auto dic = plumb::debias::LiwcDictionary::load(dir / "liwc.dic");
+    EXPECT_EQ(dic.categories().size(), 9u);
+    EXPECT_EQ(dic.exact_entries(), 70u);
+    const auto words = planted_word_list();
+    const std::regex pseudo("^([bdfghjklmnprtvwz][aiou]){2,}[bdgkmptz]$");
+    std::set<std::string> female_leaf_words, male_leaf_words;
+    for (const auto& line : lines_of(dir / "liwc.dic")) {
+        const auto f = fields_of(line);
+        if (f.size() != 2 || f[0] == "%" || std::isdigit(static_cast<unsigned char>(f[0][0])))
+            continue;
+        EXPECT_FALSE(std::regex_match(f[0], pseudo)) << f[0];
+        const auto cnt = plumb::eval::count_gender_words(f[0], words);
+        EXPECT_EQ(cnt.female + cnt.male, 0u) << f[0];
+        // Stereotyped leaves (planted.hpp): female posemo (2), negemo (3), home (8); male
+        // achieve (6), work (7), leisure (9).
+        const auto& ids = dic.lookup(f[0]);
+        ASSERT_FALSE(ids.empty()) << f[0];
+        const int leaf = ids.back();
+        if (leaf == 2 || leaf == 3 || leaf == 8) female_leaf_words.insert(f[0]);
+        if (leaf == 6 || leaf == 7 || leaf == 9) male_leaf_words.insert(f[0]);
+    }
+    EXPECT_EQ(female_leaf_words.size(), 30u);
+    EXPECT_EQ(male_leaf_words.size(), 30u);
+
+    // Category words per planted passage of a gendered query: exactly liwc_words; in relevant
+    // passages from the query's gender's leaves with p = 0.8 + 0.2 · 3/7 = 0.886, in hard
+    // negatives with 3/7 (uniform).
+    std::size_t rel_words = 0, rel_own = 0, hn_words = 0, hn_female = 0;
+    std::vector<plumb::eval::QueryRanking> female, male;
+    plumb::eval::CategoryVectors vectors;
+    vectors.categories = {"home", "work"};
+    const std::vector<int> home_work = {8, 7};
+    for (std::uint32_t q = 0; q < 2000; ++q) {
+        const char qg = g.query_gender(q);
+        if (qg == 'n') continue;
+        const auto& own = qg == 'f' ? female_leaf_words : male_leaf_words;
+        plumb::eval::QueryRanking r{std::to_string(q + 1), {}};
+        for (auto p : g.relevant_passages(q)) {
+            const auto text = g.passage(p).doc.text;
+            std::size_t n = 0;
+            for (const auto& t : words_of(text))
+                if (!dic.lookup(t).empty()) ++n, rel_own += own.count(t);
+            EXPECT_EQ(n, 3u) << text;
+            rel_words += n;
+            r.docids.push_back(std::to_string(p));
+            vectors.vectors[std::to_string(p)] = plumb::debias::liwc_phi(text, dic, home_work);
+        }
+        (qg == 'f' ? female : male).push_back(r);
+        for (auto p : g.hard_negative_passages(q))
+            for (const auto& t : words_of(g.passage(p).doc.text))
+                if (!dic.lookup(t).empty()) ++hn_words, hn_female += female_leaf_words.count(t);
+    }
+    EXPECT_NEAR(static_cast<double>(rel_own) / rel_words, 0.8 + 0.2 * 3 / 7, 0.03);
+    EXPECT_NEAR(static_cast<double>(hn_female) / hn_words, 3.0 / 7, 0.03);
+    // paper 001's measure (plumb's eval::category_difference, female - male): home words
+    // (P = 0.8/3 + 0.2/7 per word for female queries, 0.2/7 for male ones: ratio ~10) and work
+    // words (the reverse).
+    const auto d = plumb::eval::category_difference(female, male, vectors, 10);
+    EXPECT_GT(d.difference[0], 0.0);
+    EXPECT_LT(d.difference[1], 0.0);
+    const double ratio = (0.8 / 3 + 0.2 / 7) / (0.2 / 7);
+    EXPECT_NEAR(d.mean_a[0] / d.mean_b[0], ratio, ratio * 0.35);
+    EXPECT_NEAR(d.mean_b[1] / d.mean_a[1], ratio, ratio * 0.35);
+
+    // Generated pairs: 4 fields as debias balance reads them, labels recovered by the lexicon,
+    // and one-to-one balancing adds as many female as male examples.
+    const auto pairs = plumb::debias::read_generated_pairs(dir / "generated_pairs.tsv");
+    ASSERT_EQ(pairs.size(), 600u);
+    const auto labels = plumb::debias::read_gendered_queries(dir / "generated_gender.tsv");
+    std::size_t gf = 0, gm = 0;
+    for (const auto& p : pairs) {
+        const auto it = labels.find(p.qid);
+        const char label = it == labels.end() ? 'n' : it->second;
+        EXPECT_EQ(plumb::eval::query_gender_label(plumb::eval::count_gender_words(p.query, words)),
+                  label)
+            << p.query;
+        EXPECT_EQ(p.docid, p.qid);
+        gf += label == 'f', gm += label == 'm';
+    }
+    EXPECT_NEAR(gf / 600.0, 0.25, 0.06);
+    EXPECT_NEAR(gm / 600.0, 0.25, 0.06);
+    plumb::debias::BalanceOptions o;
+    o.pairs = dir / "generated_pairs.tsv";
+    o.query_gender = dir / "generated_gender.tsv";
+    o.dictionary = dir / "liwc.dic";
+    o.train = dir / "triples.train.tsv";
+    o.ratios = {0.5};
+    o.one_to_one = true;
+    o.output_dir = dir / "balanced";
+    const auto rep = plumb::debias::run_balance(o);
+    EXPECT_EQ(rep.match.female_queries, gf);
+    EXPECT_EQ(rep.match.male_queries, gm);
+    EXPECT_EQ(rep.match.unmatchable, 0u);  // every gendered passage has category words
+    ASSERT_EQ(rep.outputs.size(), 1u);
+    EXPECT_EQ(rep.outputs[0].added_female, std::min(gf, gm));
+    EXPECT_EQ(rep.outputs[0].added_male, std::min(gf, gm));
+
+    // Off without gendered queries: no dictionary, no pairs; pairs need gendered queries.
+    PlantedConfig bad = stats_config(plumb::index::AnswerPositions::Early);
+    bad.generated_pairs = 10;
+    EXPECT_THROW(PlantedGenerator{bad}, plumb::InvalidArgument);
 }
