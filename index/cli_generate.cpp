@@ -102,7 +102,9 @@ const plumb::cli::CommandRegistrar kGenerate{
             "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
             "the words planted in their graded relevant passages). With --planted: the "
             "planted-bias collection (answer positions, hard negatives, gender skew, "
-            "survivorship rankings, train triples, splits; see index/README.md)",
+            "survivorship rankings, train triples, splits; opt-in: gendered queries with "
+            "category words and generated pairs, gendered candidates, complexity levels; see "
+            "index/README.md)",
             run_generate);
         args->cmd = cmd;
         auto& c = args->config;
