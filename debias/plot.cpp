@@ -308,7 +308,8 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     auto y_ticks = nice_ticks(y_lo, y_hi);
     auto x_ticks = nice_ticks(chart.x.front(), chart.x.back());
     Painter paint = [&](cairo_t* cr) {
-        const Frame f = chart_frame(size, chart.series.size(), y_ticks, x_ticks.front(), x_ticks.back());
+        const Frame f =
+            chart_frame(size, chart.series.size(), y_ticks, x_ticks.front(), x_ticks.back());
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
                     size.height);
         draw_x_ticks(cr, f, x_ticks);
@@ -385,11 +386,14 @@ void write_scatter_chart(const ScatterChart& chart, const std::filesystem::path&
     }
     if (!(x_lo <= x_hi))
         throw InvalidArgument("scatter chart '" + chart.title + "' has no finite point");
-    auto y_ticks = nice_ticks(y_lo, y_hi);
-    auto x_ticks = nice_ticks(x_lo, x_hi);
+    // 5 % padding so that no marker sits on an axis.
+    const double x_pad = (x_hi - x_lo) * 0.05, y_pad = (y_hi - y_lo) * 0.05;
+    auto y_ticks = nice_ticks(y_lo - y_pad, y_hi + y_pad);
+    auto x_ticks = nice_ticks(x_lo - x_pad, x_hi + x_pad);
     Painter paint = [&](cairo_t* cr) {
         const Frame f =
             chart_frame(size, chart.series.size(), y_ticks, x_ticks.front(), x_ticks.back());
+        std::vector<std::pair<double, double>> label_at;  // labels drawn so far (device units)
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
                     size.height);
         draw_x_ticks(cr, f, x_ticks);
@@ -424,8 +428,19 @@ void write_scatter_chart(const ScatterChart& chart, const std::filesystem::path&
                 cairo_set_font_size(cr, 10);
                 for (std::size_t i = 0; i < series.x.size(); ++i) {
                     if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) continue;
-                    text_at(cr, series.labels[i], f.map_x(series.x[i]) + 6,
-                            f.map_y(series.y[i]) - 6, 0.0, 0.5);
+                    // Labels of coinciding points are stacked instead of overprinted.
+                    const double x = f.map_x(series.x[i]) + 6;
+                    double y = f.map_y(series.y[i]) - 6;
+                    for (bool moved = true; moved;) {
+                        moved = false;
+                        for (const auto& [lx, ly] : label_at)
+                            if (std::fabs(lx - x) < 40 && std::fabs(ly - y) < 10) {
+                                y = ly - 11;
+                                moved = true;
+                            }
+                    }
+                    label_at.emplace_back(x, y);
+                    text_at(cr, series.labels[i], x, y, 0.0, 0.5);
                 }
             }
         }

@@ -287,7 +287,9 @@ void write_sweep_plot(const PostFilterSweep& sweep, const std::filesystem::path&
         }
         it->x.push_back(r.ndcg);
         it->y.push_back(r.abs_rab);
-        it->labels.push_back(r.parameter.empty() ? "unfiltered" : value_text(r.value));
+        it->labels.push_back(r.parameter.empty()
+                                 ? "unfiltered"
+                                 : (r.parameter == "budget" ? "B=" : "p=") + value_text(r.value));
     }
     write_scatter_chart(chart, prefix);
 }

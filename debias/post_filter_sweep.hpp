@@ -101,7 +101,8 @@ std::string sweep_markdown(const PostFilterSweep& sweep);
 nlohmann::json sweep_json(const PostFilterSweep& sweep);
 
 /// `<prefix>.png` and `.svg`: |RaB@k| (y) against nDCG@k (x), one point per setting labelled
-/// with its value, a line per filter, the unfiltered run as its own point.
+/// with its value (B=budget, p=proportion), a line per filter, the unfiltered run as its own
+/// point.
 void write_sweep_plot(const PostFilterSweep& sweep, const std::filesystem::path& prefix);
 
 /// File name of a row's run inside an output directory: "none.run", "fair_topk_p0.3.run",
