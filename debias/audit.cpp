@@ -246,6 +246,7 @@ AuditReport run_audit(const AuditInputs& in, const AuditOptions& options,
             if (!in.query_labels.empty()) {
                 const auto qids = eval::read_query_subset(in.query_labels, options.neutral_label);
                 neutral.emplace(qids.begin(), qids.end());
+                report.gender_query_labels = true;
                 report.gender_neutral_queries = neutral->size();
             }
             std::vector<eval::BiasRow> rows;
@@ -423,7 +424,7 @@ std::string audit_markdown(const AuditReport& r) {
                     : r.position[i].has_delta ? percent(r.position[i].cells[0])
                                               : "-");
         const bool gen = r.axis("gender").computed;
-        c.push_back(gen ? num(r.gender[i].abs_rab) : "skipped");
+        c.push_back(!gen ? "skipped" : r.gender[i].queries == 0 ? "-" : num(r.gender[i].abs_rab));
         c.push_back(gen ? num(r.gender[i].delta_prf) : "skipped");
         c.push_back(r.axis("complexity").computed ? num(r.complexity[i][0].cv) : "skipped");
         if (r.axis("survivorship").computed) {
@@ -465,9 +466,9 @@ std::string audit_markdown(const AuditReport& r) {
     if (const auto& a = r.axis("gender"); a.computed) {
         md += std::string("RaB@") + t + " and ARaB@" + t + " (variant " + variant +
               ", male − female: positive leans male) and mean |RaB@" + t + "| over " +
-              (r.gender_neutral_queries
-                   ? "the " + std::to_string(r.gender_neutral_queries) + " gender-neutral queries"
-                   : std::string("all queries")) +
+              (r.gender_query_labels ? "the " + std::to_string(r.gender_neutral_queries) +
+                                           " queries labelled gender-neutral"
+                                     : std::string("all queries")) +
               "; |ΔA-PRF| over all judged queries. With two or more runs, a value carries the "
               "letters of the runs it is significantly less biased than.\n\n";
         md += header({"run", "queries", "RaB@" + t, "ARaB@" + t, "|RaB@" + t + "|", "|ΔA-PRF|"});
@@ -475,9 +476,12 @@ std::string audit_markdown(const AuditReport& r) {
             const auto& g = r.gender[i];
             const std::string name =
                 r.runs[i] + (r.runs.size() > 1 ? " (" + g.letter + ")" : std::string());
-            md += row({name, std::to_string(g.queries), num(g.rab.bias) + g.marks_rab,
-                       num(g.arab.bias) + g.marks_arab, num(g.abs_rab) + g.marks_abs_rab,
-                       num(g.delta_prf)});
+            if (g.queries == 0)  // no (neutral) query: RaB is undefined
+                md += row({name, "0", "-", "-", "-", num(g.delta_prf)});
+            else
+                md += row({name, std::to_string(g.queries), num(g.rab.bias) + g.marks_rab,
+                           num(g.arab.bias) + g.marks_arab, num(g.abs_rab) + g.marks_abs_rab,
+                           num(g.delta_prf)});
         }
         md += "\n" + missing_list(a);
     } else {
@@ -549,16 +553,19 @@ nlohmann::json audit_json(const AuditReport& r) {
         json rows = json::array();
         for (std::size_t i = 0; i < r.runs.size(); ++i) {
             const auto& g = r.gender[i];
+            auto defined = [&](double v) { return g.queries ? json(v) : json(nullptr); };
             rows.push_back({{"run", r.runs[i]},
                             {"queries", g.queries},
-                            {"rab", g.rab.bias},
-                            {"rab_female", g.rab.female},
-                            {"rab_male", g.rab.male},
-                            {"arab", g.arab.bias},
-                            {"abs_rab", g.abs_rab},
+                            {"rab", defined(g.rab.bias)},
+                            {"rab_female", defined(g.rab.female)},
+                            {"rab_male", defined(g.rab.male)},
+                            {"arab", defined(g.arab.bias)},
+                            {"abs_rab", defined(g.abs_rab)},
                             {"delta_prf", opt(g.delta_prf)}});
         }
-        j["gender"] = {{"neutral_queries", r.gender_neutral_queries}, {"rows", std::move(rows)}};
+        j["gender"] = {{"query_labels", r.gender_query_labels},
+                       {"neutral_queries", r.gender_neutral_queries},
+                       {"rows", std::move(rows)}};
     }
     if (r.axis("complexity").computed) {
         json rows = json::array();

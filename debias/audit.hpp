@@ -99,7 +99,8 @@ struct PositionAudit {
 
 /// Gender axis of one run.
 struct GenderAudit {
-    std::size_t queries = 0;  ///< queries averaged (neutral ones with query labels)
+    std::size_t queries = 0;  ///< queries averaged (neutral ones with query labels); when 0,
+                              ///< RaB, ARaB and |RaB| are undefined (rendered "-" / null)
     eval::RankBias rab, arab;
     double abs_rab = 0.0;
     std::optional<double> delta_prf;
@@ -121,7 +122,8 @@ struct AuditReport {
     std::vector<AxisStatus> axes;                      ///< the four axes, in the order above
     std::vector<PositionAudit> position;               ///< per run (when computed)
     std::vector<GenderAudit> gender;                   ///< per run (when computed)
-    std::size_t gender_neutral_queries = 0;            ///< labelled neutral (0 = no labels)
+    bool gender_query_labels = false;                  ///< RaB restricted to neutral queries
+    std::size_t gender_neutral_queries = 0;            ///< queries labelled neutral
     std::vector<std::vector<BucketStats>> complexity;  ///< per run: "all" then buckets
     std::vector<eval::SubsetRow> survivorship;         ///< All, S_k..S_1
 

@@ -252,6 +252,16 @@ TEST(Audit, MissingInputsSkipExactlyTheirAxes) {
     EXPECT_TRUE(r.axis("position").computed);  // A's MATS
     EXPECT_FALSE(r.position[0].has_delta);
 
+    // Query labels without a neutral query: RaB is undefined ("-"), |ΔA-PRF| is still given.
+    auto no_neutral = c.in;
+    no_neutral.query_labels = write(c.dir / "qf.tsv", "q1\tf\nq2\tm\n");
+    r = db::run_audit(no_neutral);
+    EXPECT_TRUE(r.gender_query_labels);
+    EXPECT_EQ(r.gender[0].queries, 0u);
+    EXPECT_NE(db::audit_markdown(r).find("| A (a) | 0 | - | - | - | 0.4167 |"), std::string::npos)
+        << db::audit_markdown(r);
+    EXPECT_TRUE(db::audit_json(r)["gender"]["rows"][0]["rab"].is_null());
+
     // Words without passage text: the gender axis is skipped naming the passages.
     auto no_text = c.in;
     no_text.documents.reset();
