@@ -346,7 +346,11 @@ AuditReport run_audit(const AuditInputs& in, const AuditOptions& options,
                 "is_selected)");
         if (!qrels) st.missing.push_back("qrels (--qrels)");
         if (!in.shown_ranks.empty() && qrels) {
-            const auto shown = eval::read_shown_ranks(in.shown_ranks);
+            auto shown = eval::read_shown_ranks(in.shown_ranks);
+            // "All" = every judged query (FORMULAS.md): a shown-rankings file that also covers
+            // other splits' queries keeps only those in the qrels.
+            std::erase_if(shown.queries,
+                          [&](const eval::ShownQuery& q) { return !qrels->find(q.qid); });
             std::vector<std::unordered_map<std::string, double>> rr;
             for (const auto& r : results) rr.push_back(per_query(r, mrr));
             report.survivorship = eval::survivorship_table(shown, rr, options.max_k);
@@ -466,8 +470,7 @@ std::string audit_markdown(const AuditReport& r) {
     if (const auto& a = r.axis("gender"); a.computed) {
         md += std::string("RaB@") + t + " and ARaB@" + t + " (variant " + variant +
               ", male − female: positive leans male) and mean |RaB@" + t + "| over " +
-              (r.gender_query_labels ? "the " + std::to_string(r.gender_neutral_queries) +
-                                           " queries labelled gender-neutral"
+              (r.gender_query_labels ? std::string("the run's queries labelled gender-neutral")
                                      : std::string("all queries")) +
               "; |ΔA-PRF| over all judged queries. With two or more runs, a value carries the "
               "letters of the runs it is significantly less biased than.\n\n";
@@ -505,8 +508,9 @@ std::string audit_markdown(const AuditReport& r) {
     md += "\n## Survivorship (paper 002)\n\n";
     if (const auto& a = r.axis("survivorship"); a.computed) {
         md += "MRR@" + t +
-              " on S_k (queries with a passage marked relevant within the first k shown) and on "
-              "All (every query of the shown rankings; unanswered ones count 0).\n\n";
+              " on S_k (judged queries with a passage marked relevant within the first k shown) "
+              "and on All (every judged query of the shown rankings; unanswered ones and those "
+              "the run misses count 0).\n\n";
         std::vector<std::string> h{"subset", "queries"};
         h.insert(h.end(), r.runs.begin(), r.runs.end());
         md += header(h);

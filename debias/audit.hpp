@@ -25,7 +25,9 @@
 ///   then μ, σ (population) and c_v = σ/μ of per-query nDCG@t, overall and per bucket, over the
 ///   judged queries of the run that have a bucket. Needs qrels.
 /// - survivorship (paper 002): MRR@t of each run on S_1..S_k and All (eval::survivorship_table)
-///   from the shown-rankings file (eval/subsets.hpp format). Needs qrels.
+///   from the shown-rankings file (eval/subsets.hpp format), restricted to the queries judged in
+///   the qrels (FORMULAS.md: "All" = every judged query; a file covering the train and dev
+///   queries too is cut to the test set's). Needs qrels.
 ///
 /// Effectiveness follows trec_eval (eval/evaluator.hpp): a run's queries without judgements are
 /// not measured. Bad input files throw ParseError naming file and line (from the readers).

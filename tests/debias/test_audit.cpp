@@ -57,7 +57,8 @@ const char* kQueryLabels = "q1\tn\nq2\tn\nq3\tf\nq4\tn\nq5\tm\nq6\tn\n";
 const char* kComplexity =
     "qid\tTTR\tscore\tbucket\tparsed\nq1\t1\t0.1\teasy\t1\nq2\t1\t0.2\teasy\t1\n"
     "q3\t1\t0.5\tmedium\t1\nq4\t1\t0.6\tmedium\t1\nq5\t1\t0.8\thard\t1\nq6\t1\t0.9\thard\t1\n";
-// First selected rank: q1 2, q2 1, q3 3, q4 2; q5 and q7 unanswered (q7 not in the run).
+// First selected rank: q1 2, q2 1, q3 3, q4 2; q5 and q7 unanswered (q7 neither in the run
+// nor judged).
 const char* kShown =
     "q1\t1\tp1\t0\nq1\t2\tp2\t1\nq2\t1\tp4\t1\nq3\t1\tp7\t0\nq3\t2\tp8\t0\nq3\t3\tp9\t1\n"
     "q4\t1\tp10\t0\nq4\t2\tp11\t1\nq5\t1\tp13\t0\nq7\t1\tpx\t0\n";
@@ -174,12 +175,13 @@ TEST(Audit, EveryAxisByHand) {
     // B: q1 1/log2(3), q2 1/2, q3 1, q4 1 (relevant at 1 and 2), q5 1/2, q6 0.
     EXPECT_NEAR(r.complexity[1][0].mean, mean({kL3, 0.5, 1, 1, 0.5, 0}), 1e-12);
 
-    // Survivorship (MRR@10 of A: q1 1/2, q2 1, q3 1/3, q4 1/2, q5 1, q7 0): All = the six
-    // queries of the shown file; S_3 = {q1..q4}; S_2 = {q1, q2, q4}; S_1 = {q2}.
+    // Survivorship (MRR@10 of A: q1 1/2, q2 1, q3 1/3, q4 1/2, q5 1): All = the five judged
+    // queries of the shown file (q7 has no judgement); S_3 = {q1..q4}; S_2 = {q1, q2, q4};
+    // S_1 = {q2}.
     ASSERT_EQ(r.survivorship.size(), 4u);
     EXPECT_EQ(r.survivorship[0].k, 0u);
-    EXPECT_EQ(r.survivorship[0].num_queries, 6u);
-    EXPECT_NEAR(r.survivorship[0].means[0], (0.5 + 1 + 1.0 / 3 + 0.5 + 1 + 0) / 6, 1e-12);
+    EXPECT_EQ(r.survivorship[0].num_queries, 5u);
+    EXPECT_NEAR(r.survivorship[0].means[0], (0.5 + 1 + 1.0 / 3 + 0.5 + 1) / 5, 1e-12);
     EXPECT_EQ(r.survivorship[1].k, 3u);
     EXPECT_NEAR(r.survivorship[1].means[0], (0.5 + 1 + 1.0 / 3 + 0.5) / 4, 1e-12);
     EXPECT_NEAR(r.survivorship[2].means[0], 2.0 / 3, 1e-12);
