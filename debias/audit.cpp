@@ -161,9 +161,14 @@ AuditReport run_audit(const AuditInputs& in, const AuditOptions& options,
             if (!r.mats.empty()) {
                 report.position[i].mats = eval::read_mats_json(r.mats);
                 any = true;
+            } else if (r.mats_value) {
+                if (!std::isnan(*r.mats_value)) report.position[i].mats = r.mats_value;
+                any = true;
             } else {
-                st.missing.push_back("MATS report of run " + r.name +
-                                     " (--mats NAME,FILE.json from plumb debias mats)");
+                st.missing.push_back(
+                    "MATS report of run " + r.name +
+                    " (--mats NAME,FILE.json from plumb debias mats, or --mats-model "
+                    "NAME,MODEL with --mats-corpus)");
             }
             if (r.rotated_run.empty()) {
                 st.missing.push_back("run of " + r.name +

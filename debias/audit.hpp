@@ -54,6 +54,9 @@ struct AuditRun {
     std::filesystem::path run;          ///< TREC run on the test set (required)
     std::filesystem::path rotated_run;  ///< the same model's run on the rotated test set
     std::filesystem::path mats;         ///< `plumb debias mats` JSON report of its model
+    /// Or: the MATS of its model computed by the host (NaN = undefined); used when `mats` is
+    /// empty (`plumb audit --mats-model` computes it in the LibTorch CLI module).
+    std::optional<double> mats_value;
 };
 
 /// The files a user has; empty paths are missing inputs.

@@ -25,7 +25,8 @@ namespace eval_cli = plumb::eval::detail;
 struct AuditArgs {
     eval_cli::RunArgs runs;
     eval_cli::QrelsArgs qrels;
-    std::vector<std::string> mats, rotated;
+    std::vector<std::string> mats, mats_models, rotated;
+    plumb::cli::MatsRequest mats_request;  // --mats-corpus and the options of debias mats
     std::string rotated_qrels, bias_file, words, corpus, index, input_format, labels;
     std::string query_labels, neutral = "n", variant = "tc";
     std::string topics, topic_field = "title", complexity, wordnet = "/usr/share/wordnet";
@@ -59,6 +60,15 @@ void run_audit_command(const AuditArgs& a) {
     const auto names = a.runs.display_names();
     const auto mats = per_run(a.mats, "--mats", names);
     const auto rotated = per_run(a.rotated, "--rotated-run", names);
+    const auto models = per_run(a.mats_models, "--mats-model", names);
+    for (const auto& [name, model] : models) {
+        if (mats.count(name))
+            throw plumb::ConfigError("run '" + name + "' has both --mats and --mats-model");
+        if (a.mats_request.corpus.empty())
+            throw plumb::ConfigError(
+                "--mats-model needs --mats-corpus (the passages to "
+                "contextualize)");
+    }
     plumb::debias::AuditInputs in;
     for (std::size_t i = 0; i < names.size(); ++i) {
         plumb::debias::AuditRun r;
@@ -66,6 +76,19 @@ void run_audit_command(const AuditArgs& a) {
         r.run = a.runs.runs[i];
         if (auto it = mats.find(names[i]); it != mats.end()) r.mats = it->second;
         if (auto it = rotated.find(names[i]); it != rotated.end()) r.rotated_run = it->second;
+        if (auto it = models.find(names[i]); it != models.end()) {
+            // MATS runs the model: computed in the LibTorch CLI module (plumb debias mats).
+            plumb::cli::load_torch_module();
+            const auto& hook = plumb::cli::mats_hook();
+            if (!hook)
+                throw plumb::Error(
+                    "audit --mats-model: the LibTorch CLI module registered no "
+                    "MATS computation");
+            auto request = a.mats_request;
+            request.model = it->second;
+            request.quiet = a.quiet;
+            r.mats_value = hook(request);
+        }
         in.runs.push_back(std::move(r));
     }
     in.qrels = a.qrels.path;
@@ -128,6 +151,16 @@ const plumb::cli::CommandRegistrar kRegistrar{
             "--mats", a->mats,
             "position: RUN_NAME,FILE.json, the plumb debias mats report of the run's model "
             "(repeatable)");
+        c->add_option("--mats-model", a->mats_models,
+                      "position: RUN_NAME,MODEL_DIR, the run's TK model: MATS computed as plumb "
+                      "debias mats does (needs --mats-corpus and the LibTorch module; repeatable)");
+        c->add_option("--mats-corpus", a->mats_request.corpus,
+                      "position: passages contextualized for --mats-model (TSV or BEIR JSONL)");
+        c->add_option("--mats-sample", a->mats_request.sample,
+                      "position: passages used for --mats-model (the first N)")
+            ->capture_default_str();
+        c->add_option("--mats-seed", a->mats_request.seed, "position: pair sampling seed")
+            ->capture_default_str();
         c->add_option("--rotated-run", a->rotated,
                       "position: RUN_NAME,RUN, the same model's run on the rotated test set "
                       "(repeatable)");

@@ -74,8 +74,8 @@ Collection full() {
     Collection c{temp_dir(), {}};
     const auto& d = c.dir;
     c.in.runs = {{"A", write(d / "a.run", kRunA), write(d / "a.rot.run", kRotatedA),
-                  write(d / "a.mats.json", "{\"mats\": 0.25, \"ats\": []}")},
-                 {"B", write(d / "b.run", kRunB), {}, {}}};
+                  write(d / "a.mats.json", "{\"mats\": 0.25, \"ats\": []}"), {}},
+                 {"B", write(d / "b.run", kRunB), {}, {}, {}}};
     c.in.qrels = write(d / "qrels", kQrels);
     c.in.words = write(d / "words.txt", kWords);
     c.in.documents = std::make_shared<const plumb::test::MapSource>(passages());
@@ -230,7 +230,7 @@ TEST(Audit, MissingInputsSkipExactlyTheirAxes) {
     // Only runs and qrels: position, gender and complexity lack their inputs; survivorship
     // lacks the shown rankings.
     db::AuditInputs bare;
-    bare.runs = {{"A", c.in.runs[0].run, {}, {}}};
+    bare.runs = {{"A", c.in.runs[0].run, {}, {}, {}}};
     bare.qrels = c.in.qrels;
     auto r = db::run_audit(bare);
     for (const char* axis : {"position", "gender", "complexity", "survivorship"})
