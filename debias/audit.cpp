@@ -359,6 +359,12 @@ AuditReport run_audit(const AuditInputs& in, const AuditOptions& options,
             std::vector<std::unordered_map<std::string, double>> rr;
             for (const auto& r : results) rr.push_back(per_query(r, mrr));
             report.survivorship = eval::survivorship_table(shown, rr, options.max_k);
+            if (!in.query_types.empty()) {
+                std::unordered_map<std::string, std::string> types;
+                for (auto& [q, type] : eval::read_query_attributes(in.query_types).rows)
+                    types.emplace(std::move(q), std::move(type));
+                report.unanswered = eval::unanswered_by_type(shown, types);
+            }
             st.computed = true;
         }
         tick();
@@ -525,6 +531,15 @@ std::string audit_markdown(const AuditReport& r) {
             for (double m : s.means) c.push_back(num(m));
             md += row(c);
         }
+        if (!r.unanswered.empty()) {
+            md +=
+                "\nUnanswered judged queries (no shown passage marked relevant) by query "
+                "type.\n\n";
+            md += header({"query type", "queries", "unanswered", "share"});
+            for (const auto& u : r.unanswered)
+                md += row(
+                    {u.type, std::to_string(u.total), std::to_string(u.unanswered), num(u.share)});
+        }
         md += "\n" + missing_list(a);
     } else {
         md += "Skipped.\n\n" + missing_list(a);
@@ -598,6 +613,13 @@ nlohmann::json audit_json(const AuditReport& r) {
                             {"queries", s.num_queries},
                             {"mrr", s.means}});
         j["survivorship"] = std::move(rows);
+        json types = json::array();
+        for (const auto& u : r.unanswered)
+            types.push_back({{"type", u.type},
+                             {"queries", u.total},
+                             {"unanswered", u.unanswered},
+                             {"share", u.share}});
+        j["unanswered"] = std::move(types);
     }
     return j;
 }

@@ -27,7 +27,8 @@
 /// - survivorship (paper 002): MRR@t of each run on S_1..S_k and All (eval::survivorship_table)
 ///   from the shown-rankings file (eval/subsets.hpp format), restricted to the queries judged in
 ///   the qrels (FORMULAS.md: "All" = every judged query; a file covering the train and dev
-///   queries too is cut to the test set's). Needs qrels.
+///   queries too is cut to the test set's), and, with query types, the share of unanswered
+///   queries (no shown passage marked relevant) overall and per type. Needs qrels.
 ///
 /// Effectiveness follows trec_eval (eval/evaluator.hpp): a run's queries without judgements are
 /// not measured. Bad input files throw ParseError naming file and line (from the readers).
@@ -75,6 +76,7 @@ struct AuditInputs {
     std::filesystem::path complexity;            ///< or: per-query complexity TSV with buckets
     std::string wordnet = "/usr/share/wordnet";  ///< for the complexity analyser
     std::filesystem::path shown_ranks;           ///< shown rankings (survivorship)
+    std::filesystem::path query_types;           ///< qid<TAB>type: unanswered share per type
 };
 
 struct AuditOptions {
@@ -131,6 +133,7 @@ struct AuditReport {
     std::size_t gender_neutral_queries = 0;            ///< queries labelled neutral
     std::vector<std::vector<BucketStats>> complexity;  ///< per run: "all" then buckets
     std::vector<eval::SubsetRow> survivorship;         ///< All, S_k..S_1
+    std::vector<eval::UnansweredRow> unanswered;       ///< "all", then per type (query types)
 
     const AxisStatus& axis(const std::string& name) const;
 };

@@ -30,7 +30,7 @@ struct AuditArgs {
     std::string rotated_qrels, bias_file, words, corpus, index, input_format, labels;
     std::string query_labels, neutral = "n", variant = "tc";
     std::string topics, topic_field = "title", complexity, wordnet = "/usr/share/wordnet";
-    std::string shown_ranks, output_dir;
+    std::string shown_ranks, query_types, output_dir;
     std::size_t cutoff = 10, buckets = 3;
     unsigned max_k = 0;
     bool quiet = false;
@@ -102,6 +102,7 @@ void run_audit_command(const AuditArgs& a) {
     in.complexity = a.complexity;
     in.wordnet = a.wordnet;
     in.shown_ranks = a.shown_ranks;
+    in.query_types = a.query_types;
     if (!a.words.empty() && (!a.corpus.empty() || !a.index.empty())) {
         // Only the runs' passages are loaded from a corpus file.
         std::unordered_set<std::string> wanted;
@@ -202,6 +203,8 @@ const plumb::cli::CommandRegistrar kRegistrar{
         // survivorship
         c->add_option("--shown-ranks", a->shown_ranks,
                       "survivorship: shown rankings qid<TAB>rank<TAB>docid<TAB>is_selected");
+        c->add_option("--query-types", a->query_types,
+                      "survivorship: query types qid<TAB>type, for the unanswered share per type");
         c->add_option("--max-k", a->max_k, "survivorship: largest k of S_k (0 = largest rank)")
             ->capture_default_str();
         plumb::cli::add_quiet_flag(c, a->quiet, "No progress bar");

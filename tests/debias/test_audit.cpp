@@ -82,6 +82,9 @@ Collection full() {
     c.in.query_labels = write(d / "qlabels.tsv", kQueryLabels);
     c.in.complexity = write(d / "complexity.tsv", kComplexity);
     c.in.shown_ranks = write(d / "shown.tsv", kShown);
+    c.in.query_types = write(d / "types.tsv",
+                             "q1\tkeyword\nq2\tkeyword\nq3\thow\nq4\thow\n"
+                             "q5\twhat\nq7\twhat\n");
     return c;
 }
 
@@ -188,6 +191,17 @@ TEST(Audit, EveryAxisByHand) {
     EXPECT_NEAR(r.survivorship[3].means[0], 1.0, 1e-12);
     // B on S_1 = {q2}: relevant p4 at rank 3.
     EXPECT_NEAR(r.survivorship[3].means[1], 1.0 / 3, 1e-12);
+    // Unanswered judged queries by type: q5 (what) only; q7 is not judged.
+    ASSERT_EQ(r.unanswered.size(), 4u);
+    EXPECT_EQ(r.unanswered[0].type, "all");
+    EXPECT_EQ(r.unanswered[0].total, 5u);
+    EXPECT_EQ(r.unanswered[0].unanswered, 1u);
+    EXPECT_DOUBLE_EQ(r.unanswered[0].share, 0.2);
+    EXPECT_EQ(r.unanswered[1].type, "how");
+    EXPECT_EQ(r.unanswered[1].unanswered, 0u);
+    EXPECT_EQ(r.unanswered[3].type, "what");
+    EXPECT_EQ(r.unanswered[3].total, 1u);
+    EXPECT_DOUBLE_EQ(r.unanswered[3].share, 1.0);
 
     // The Markdown lists every axis and the numbers above (4 decimals).
     const auto md = db::audit_markdown(r);
