@@ -13,7 +13,8 @@
 // (build_tk_cache, timed: passages/s), then each query's 1,000 candidates are re-scored through
 // the TK stage with that cache (docid lookup, text-hash check of the candidate's text, query
 // contextualisation, cosine match and kernel pooling; median/mean ms per query) and through
-// TkModel::score_cached alone; printed beside the uncached figure with the ratio, the largest
+// TkModel::score_cached alone (the query contextualised on 1 Torch thread, the match and
+// pooling on --threads threads: the stage's setup); printed beside the uncached figure with the ratio, the largest
 // |cached - uncached| score difference (200 candidates of one query), and the cache size per
 // million passages at the measured mean length. --cached-repeats N > 1 reports the later passes
 // (the cache's pages already mapped, as in a serving process) beside the first.
@@ -181,6 +182,8 @@ int main(int argc, char** argv) {
         so.depth = candidates;
         so.batch_size = batch;
         so.cache = file.string();
+        so.threads = threads;  // the match; the query side on 1 Torch thread (as the stage does)
+        tk_set_intra_op_threads(1);
         auto stage = make_tk_stage(shared, so);
         auto cache = TkPassageCache::open(file);
         std::vector<double> st, mt, first;
@@ -201,7 +204,7 @@ int main(int argc, char** argv) {
                 double a0 = now_ms(), k0 = cpu_ms();
                 auto cached = stage->score(query, cands);
                 double a1 = now_ms(), k1 = cpu_ms();
-                auto direct = shared->score_cached(qs[q], rows);
+                auto direct = shared->score_cached(qs[q], rows, threads);
                 double a2 = now_ms();
                 if (cached.size() != candidates || direct.size() != candidates) return 1;
                 if (rep == 0 && q > 0) first.push_back(a1 - a0);
@@ -212,6 +215,7 @@ int main(int argc, char** argv) {
                 }
                 // Compare with the uncached path (query 1, its first 200 candidates).
                 if (rep == 0 && q == 1) {
+                    tk_set_intra_op_threads(threads);
                     const std::size_t m = std::min<std::size_t>(candidates, 200);
                     std::vector<std::string> head(ps[q].begin(), ps[q].begin() + m);
                     auto ref = shared->score(qs[q], head, batch);
@@ -219,6 +223,7 @@ int main(int argc, char** argv) {
                         max_diff =
                             std::max(max_diff, static_cast<double>(std::abs(ref[i] - cached[i])));
                     }
+                    tk_set_intra_op_threads(1);
                 }
             }
         }
@@ -247,6 +252,7 @@ int main(int argc, char** argv) {
                     per_passage * static_cast<double>(report.passages) /
                         static_cast<double>(report.rows));
         std::fflush(stdout);
+        tk_set_intra_op_threads(threads);
         std::filesystem::remove_all(dir);
     }
     return 0;

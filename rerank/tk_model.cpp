@@ -416,7 +416,8 @@ std::uint64_t TkModel::checksum() const {
 }
 
 std::vector<float> TkModel::score_cached(std::string_view query,
-                                         std::span<const TkCachedPassage> passages) const {
+                                         std::span<const TkCachedPassage> passages,
+                                         int threads) const {
     const auto& c = m_impl->config;
     std::vector<float> out(passages.size(), 0.0f);
     if (passages.empty()) return out;
@@ -425,10 +426,13 @@ std::vector<float> TkModel::score_cached(std::string_view query,
     if (q.empty()) return out;
     c10::InferenceMode guard;
     auto& module = m_impl->module;
-    torch::Tensor q_mask;
-    std::vector<std::span<const std::int64_t>> seqs{std::span<const std::int64_t>(q)};
-    auto q_hat = m_impl->contextualize(seqs, false, q_mask)[0];  // [Lq, D]
-    auto qn = (q_hat / (q_hat.norm(2, -1, true) + 1e-13)).contiguous();
+    torch::Tensor qn;
+    {
+        torch::Tensor q_mask;
+        std::vector<std::span<const std::int64_t>> seqs{std::span<const std::int64_t>(q)};
+        auto q_hat = m_impl->contextualize(seqs, false, q_mask)[0];  // [Lq, D]
+        qn = (q_hat / (q_hat.norm(2, -1, true) + 1e-13)).contiguous();
+    }
     auto to_vec = [](const torch::Tensor& t) {
         auto f = t.detach().to(torch::kFloat32).contiguous().view({-1});
         return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
@@ -448,7 +452,7 @@ std::vector<float> TkModel::score_cached(std::string_view query,
     const auto dim = static_cast<std::size_t>(c.embedding_dim);
     detail::tk_score_cached(
         std::span<const float>(qn.data_ptr<float>(), static_cast<std::size_t>(qn.numel())),
-        q.size(), dim, passages, pooling, out.data());
+        q.size(), dim, passages, pooling, out.data(), threads);
     return out;
 }
 

@@ -162,11 +162,13 @@ public:
     TkTermVectors passage_vectors(std::string_view passage) const;
 
     /// Scores of `query` against passages whose contextualised, normalised vectors were
-    /// computed earlier (TK's passage cache): only the query is contextualised here; the cosine
-    /// match and kernel pooling run on Torch's intra-op threads (rerank/detail/
+    /// computed earlier (TK's passage cache): only the query is contextualised here (on Torch's
+    /// current intra-op threads: one is fastest for a query, see TkStage); the cosine match and
+    /// kernel pooling run on `threads` threads (0 = Torch's intra-op count; rerank/detail/
     /// tk_cache_kernels.hpp). Equals score() up to the fp16 rounding of the passage vectors.
     std::vector<float> score_cached(std::string_view query,
-                                    std::span<const TkCachedPassage> passages) const;
+                                    std::span<const TkCachedPassage> passages,
+                                    int threads = 0) const;
     /// Token ids of a passage exactly as score() uses them (truncated to max_passage_length).
     std::vector<std::int64_t> passage_ids(std::string_view passage) const;
 

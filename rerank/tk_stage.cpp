@@ -82,8 +82,8 @@ public:
     std::vector<float> score(const Query& query,
                              std::span<const Candidate> candidates) const override {
         const std::size_t n = std::min(m_options.depth, candidates.size());
-        TorchThreadsScope threads(m_options.threads);
         if (!m_cache) {
+            TorchThreadsScope threads(m_options.threads);
             std::vector<std::string_view> passages;
             passages.reserve(n);
             for (std::size_t i = 0; i < n; ++i) passages.emplace_back(candidates[i].text);
@@ -112,10 +112,15 @@ public:
         }
         std::vector<float> out(n, 0.0f);
         if (!hits.empty()) {
-            auto s = m_model->score_cached(query.text, hits);
+            // The query side is a few small Torch ops: on one thread (several cost more to wake
+            // than the work, and their spinning slows the match); the match on `threads`.
+            const int match_threads = m_options.threads > 0 ? m_options.threads : torch_threads();
+            TorchThreadsScope one(1);
+            auto s = m_model->score_cached(query.text, hits, match_threads);
             for (std::size_t k = 0; k < hits.size(); ++k) out[hit_at[k]] = s[k];
         }
         if (!misses.empty()) {
+            TorchThreadsScope threads(m_options.threads);
             auto s = m_model->score(query.text, std::span<const std::string_view>(misses),
                                     m_options.batch_size);
             for (std::size_t k = 0; k < misses.size(); ++k) out[miss_at[k]] = s[k];

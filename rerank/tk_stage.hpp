@@ -12,7 +12,10 @@
 /// Passage cache (rerank/tk_cache.hpp): with a cache, candidates found in it (by docid, with the
 /// hash of their text) are scored from the cached passage vectors
 /// (TkModel::score_cached: only the query is contextualised); the others, and candidates whose
-/// text changed, go through TkModel::score() as without a cache. `cache`:
+/// text changed, go through TkModel::score() as without a cache. Threads with a cache: the
+/// query is contextualised on one Torch thread (a TorchThreadsScope(1): a serving process that
+/// sets Torch's count to 1 once avoids switching it per call), the cached match and pooling run
+/// on `threads` threads (0 = Torch's count). `cache`:
 ///  - a file: used; IoError/IndexError when it cannot be opened or is corrupt or truncated,
 ///    ConfigError when it belongs to another model (checksum) or dimension;
 ///  - empty (default): automatic — make_tk_stage(model_dir) uses

@@ -32,11 +32,11 @@ struct TkPooling {
 };
 
 /// Scores of the normalised query rows `query` (lq × dim floats, q̂_i / (‖q̂_i‖ + 1e-13), only
-/// real query terms) against each cached passage; out[p] for passages[p]. Runs on Torch's
-/// intra-op threads (at::parallel_for over passages).
+/// real query terms) against each cached passage; out[p] for passages[p]. Splits the passages
+/// over `threads` std::threads (0 = Torch's intra-op thread count; at most one per 32 passages).
 void tk_score_cached(std::span<const float> query, std::size_t lq, std::size_t dim,
                      std::span<const TkCachedPassage> passages, const TkPooling& pooling,
-                     float* out);
+                     float* out, int threads = 0);
 
 /// True when the AVX2/FMA/F16C path is used (the CPU has it and it is not switched off).
 bool tk_cache_kernels_vectorised() noexcept;
