@@ -52,6 +52,7 @@ std::vector<plumb::RankedList> load_run(const std::string& path) {
 struct RerankArgs {
     std::string index, corpus, topics, run, model, type, output, tag;
     std::string topic_field = "title";
+    std::string tk_cache;  // tk: passage cache file or "none" (default: automatic)
     std::size_t depth = 100;
     std::size_t batch = 32;
     std::size_t max_length = 512;
@@ -76,6 +77,10 @@ nlohmann::json stage_config(const RerankArgs& a) {
         if (a.dot.similarity_given()) c["similarity"] = a.dot.similarity;
     }
     if (a.type == "torchscript") c["token_type_ids"] = !a.no_token_types;
+    if (a.type == "tk" && !a.tk_cache.empty()) c["cache"] = a.tk_cache;
+    if (a.type != "tk" && !a.tk_cache.empty()) {
+        throw plumb::ConfigError("--tk-cache needs --type tk");
+    }
     return c;
 }
 
@@ -177,6 +182,9 @@ const plumb::cli::CommandRegistrar kRerank{
                          "module, else cls)",
                          "dot: dot or cosine (default: cosine when a sentence-transformers "
                          "folder normalises, else dot)");
+        cmd->add_option("--tk-cache", args->tk_cache,
+                        "tk: passage cache file (plumb tk-cache), or none (default: the model "
+                        "folder's passage-cache-<checksum>.plumbtkc when present)");
         cmd->add_flag("--no-token-types", args->no_token_types,
                       "torchscript: call forward(input_ids, attention_mask) without token types");
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");

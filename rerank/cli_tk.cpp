@@ -1,5 +1,6 @@
 // `plumb tk-init`: an untrained TK model folder from GloVe / word2vec / fastText embeddings.
 // `plumb tk-vectors`: TK's contextualised passage-term vectors of a corpus, as TSV.
+// `plumb tk-cache`: TK's passage cache of a collection (rerank/tk_cache.hpp), resumable.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,12 +9,16 @@
 
 #include "plugin/cli/options.hpp"
 #include "index/corpus.hpp"
+#include "index/passage_index.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/detail/cli_options.hpp"
 #include "rerank/embeddings_text.hpp"
+#include "rerank/tk_cache.hpp"
 #include "rerank/tk_model.hpp"
+#include "rerank/torch_threads.hpp"
 
 namespace {
 
@@ -127,6 +132,70 @@ void run_vectors(const VectorsArgs& a) {
     if (!a.quiet) std::fprintf(stderr, "tk-vectors: %zu passages -> %s\n", done, a.output.c_str());
 }
 
+struct CacheArgs {
+    std::string model, index, corpus, format, output;
+    std::size_t batch = 64, chunk = 1024;
+    int threads = 0;
+    bool quiet = false;
+};
+
+void run_cache(const CacheArgs& a) {
+    namespace pi = plumb::index;
+    if (!a.index.empty() && !a.corpus.empty()) {
+        throw plumb::ConfigError("tk-cache: give either --index or --corpus, not both");
+    }
+    TorchThreadsScope threads(a.threads);
+    auto model = TkModel::load(a.model);
+    DocumentStream docs;
+    std::uint64_t total = 0;
+    std::shared_ptr<const pi::PassageIndex> index;
+    std::shared_ptr<pi::CorpusReader> reader;
+    if (!a.index.empty()) {
+        index = pi::PassageIndex::open(a.index);
+        total = index->size();
+        auto next = std::make_shared<std::uint32_t>(0);
+        docs = [index, next](plumb::DocId& id, std::string& text) {
+            if (*next >= index->size()) return false;
+            id = std::string(index->docid(*next));
+            text = index->text_at(*next);
+            ++*next;
+            return true;
+        };
+    } else if (!a.corpus.empty()) {
+        pi::CorpusReaderOptions ro;
+        ro.format = a.format.empty() ? pi::detect_corpus_format(a.corpus)
+                                     : pi::parse_corpus_format(a.format);
+        reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
+        docs = [reader](plumb::DocId& id, std::string& text) {
+            pi::Document d;
+            if (!reader->next(d)) return false;
+            id = std::move(d.id);
+            // The text a DocumentSource serves: title and text joined by a space, as indexed.
+            text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            return true;
+        };
+    } else {
+        throw plumb::ConfigError("tk-cache: a collection is needed: --index DIR or --corpus FILE");
+    }
+    const std::filesystem::path output =
+        a.output.empty() ? tk_cache_default_path(a.model, model.checksum())
+                         : std::filesystem::path(a.output);
+    TkCacheBuildOptions o;
+    o.batch_size = a.batch;
+    o.chunk = a.chunk;
+    TkCacheBuildReport r;
+    {
+        plumb::cli::ProgressBar bar("tk-cache", "passages", !a.quiet);
+        r = build_tk_cache(model, docs, total, output, o, bar.callback());
+    }
+    std::fprintf(stderr,
+                 "tk-cache: %llu passages (%llu from an earlier run), %llu terms, %.1f MB -> %s\n",
+                 static_cast<unsigned long long>(r.passages),
+                 static_cast<unsigned long long>(r.resumed),
+                 static_cast<unsigned long long>(r.rows), static_cast<double>(r.bytes) / 1e6,
+                 output.string().c_str());
+}
+
 const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     auto init = std::make_shared<InitArgs>();
     auto* i = app.add_subcommand(
@@ -185,6 +254,28 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
         ->check(CLI::Range(1, 9));
     plumb::cli::add_quiet_flag(v, vec->quiet, "no progress bar");
     v->callback([vec] { run_vectors(*vec); });
+
+    auto cache = std::make_shared<CacheArgs>();
+    auto* k = app.add_subcommand(
+        "tk-cache",
+        "Build TK's passage cache (contextualised passage vectors, fp16) of a collection; "
+        "resumable: rerun after an interruption to continue");
+    k->add_option("--model", cache->model, "TK model folder")->required();
+    k->add_option("--index,-i", cache->index, "plumb index (its stored passage text)");
+    k->add_option("--corpus", cache->corpus, "corpus file (TSV id<TAB>text or JSONL) instead");
+    plumb::cli::add_input_format_option(k, cache->format, "corpus: tsv | jsonl (default: by extension)");
+    k->add_option("--output,-o", cache->output,
+                  "cache file (default: the model folder's passage-cache-<checksum>.plumbtkc, "
+                  "which the TK stage finds by itself)");
+    k->add_option("--batch", cache->batch, "passages per forward call")
+        ->capture_default_str()
+        ->check(plumb::cli::positive_count());
+    k->add_option("--chunk", cache->chunk, "passages between checkpoints of the partial state")
+        ->capture_default_str()
+        ->check(plumb::cli::positive_count());
+    plumb::rerank::detail::add_torch_threads_option(k, cache->threads);
+    plumb::cli::add_quiet_flag(k, cache->quiet, "no progress bar");
+    k->callback([cache] { run_cache(*cache); });
 }};
 
 }  // namespace

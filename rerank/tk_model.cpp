@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <utility>
 
 #include "plugin/error.hpp"
+#include "plugin/hash.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/detail/tk_cache_kernels.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/safetensors.hpp"
 
@@ -128,6 +131,8 @@ struct TkModel::Impl {
     std::shared_ptr<const TkVocabulary> vocab;
     TkTokenizer tokenizer;
     detail::TkModule module;
+    std::once_flag checksum_once;
+    std::uint64_t checksum = 0;
 
     Impl(TkConfig c, std::shared_ptr<const TkVocabulary> v)
         : config(std::move(c)),
@@ -380,6 +385,75 @@ std::vector<TkTermVectors> TkModel::passage_vectors(std::span<const std::string_
 
 TkTermVectors TkModel::passage_vectors(std::string_view passage) const {
     return std::move(passage_vectors(std::span<const std::string_view>(&passage, 1))[0]);
+}
+
+std::vector<std::int64_t> TkModel::passage_ids(std::string_view passage) const {
+    return m_impl->tokenizer.encode(
+        passage, static_cast<std::size_t>(m_impl->config.max_passage_length));
+}
+
+std::uint64_t TkModel::checksum() const {
+    std::call_once(m_impl->checksum_once, [this] {
+        std::uint64_t h = fnv1a64(config_to_json(m_impl->config, m_impl->vocab->size()).dump());
+        for (std::int64_t i = 0; i < m_impl->vocab->size(); ++i) {
+            h = fnv1a64(m_impl->vocab->token(i), h);
+            h = fnv1a64(std::string_view("\n", 1), h);
+        }
+        auto add = [&](const std::string& name, const torch::Tensor& t) {
+            h = fnv1a64(name, h);
+            auto c = t.detach().to(torch::kFloat32).contiguous();
+            const auto* bits = reinterpret_cast<const std::uint32_t*>(c.data_ptr<float>());
+            const auto n = static_cast<std::size_t>(c.numel());
+            for (std::size_t i = 0; i < n; ++i) h = splitmix64(h ^ bits[i]);
+        };
+        c10::InferenceMode guard;
+        // named_parameters / named_buffers are in registration order: stable for a config.
+        for (const auto& p : m_impl->module->named_parameters(true)) add(p.key(), p.value());
+        for (const auto& b : m_impl->module->named_buffers(true)) add(b.key(), b.value());
+        m_impl->checksum = h;
+    });
+    return m_impl->checksum;
+}
+
+std::vector<float> TkModel::score_cached(std::string_view query,
+                                         std::span<const TkCachedPassage> passages,
+                                         int threads) const {
+    const auto& c = m_impl->config;
+    std::vector<float> out(passages.size(), 0.0f);
+    if (passages.empty()) return out;
+    auto q = m_impl->tokenizer.encode(query, static_cast<std::size_t>(c.max_query_length));
+    // No query terms: every Σ_i is empty, the score 0 (as score()).
+    if (q.empty()) return out;
+    c10::InferenceMode guard;
+    auto& module = m_impl->module;
+    torch::Tensor qn;
+    {
+        torch::Tensor q_mask;
+        std::vector<std::span<const std::int64_t>> seqs{std::span<const std::int64_t>(q)};
+        auto q_hat = m_impl->contextualize(seqs, false, q_mask)[0];  // [Lq, D]
+        qn = (q_hat / (q_hat.norm(2, -1, true) + 1e-13)).contiguous();
+    }
+    auto to_vec = [](const torch::Tensor& t) {
+        auto f = t.detach().to(torch::kFloat32).contiguous().view({-1});
+        return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+    };
+    detail::TkPooling pooling;
+    pooling.mu = to_vec(module->mu);
+    pooling.sigma = to_vec(module->sigma);
+    pooling.weights = to_vec(module->kernel_bin_weights->weight);
+    pooling.mean_kernel = c.mean_kernel;
+    if (c.mean_kernel) {
+        pooling.mean_weights = to_vec(module->dense_mean->weight);
+        auto comb = to_vec(module->dense_comb->weight);
+        pooling.comb[0] = comb[0];
+        pooling.comb[1] = comb[1];
+        pooling.scaler = module->nn_scaler.item<float>();
+    }
+    const auto dim = static_cast<std::size_t>(c.embedding_dim);
+    detail::tk_score_cached(
+        std::span<const float>(qn.data_ptr<float>(), static_cast<std::size_t>(qn.numel())),
+        q.size(), dim, passages, pooling, out.data(), threads);
+    return out;
 }
 
 int tk_intra_op_threads() { return torch::get_num_threads(); }

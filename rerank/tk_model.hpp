@@ -97,6 +97,13 @@ struct TkTermVectors {
     }
 };
 
+/// One passage of TK's passage cache (rerank/tk_cache.hpp): `length` rows of embedding_dim IEEE
+/// fp16 values, row j = p̂_j / (‖p̂_j‖ + 1e-13) (the passage side of the cosine match).
+struct TkCachedPassage {
+    const std::uint16_t* rows = nullptr;
+    std::uint32_t length = 0;
+};
+
 class TkModel;
 namespace detail {
 struct TkModelAccess;
@@ -153,6 +160,22 @@ public:
     std::vector<TkTermVectors> passage_vectors(std::span<const std::string_view> passages,
                                                std::size_t batch_size = 64) const;
     TkTermVectors passage_vectors(std::string_view passage) const;
+
+    /// Scores of `query` against passages whose contextualised, normalised vectors were
+    /// computed earlier (TK's passage cache): only the query is contextualised here (on Torch's
+    /// current intra-op threads: one is fastest for a query, see TkStage); the cosine match and
+    /// kernel pooling run on `threads` threads (0 = Torch's intra-op count; rerank/detail/
+    /// tk_cache_kernels.hpp). Equals score() up to the fp16 rounding of the passage vectors.
+    std::vector<float> score_cached(std::string_view query,
+                                    std::span<const TkCachedPassage> passages,
+                                    int threads = 0) const;
+    /// Token ids of a passage exactly as score() uses them (truncated to max_passage_length).
+    std::vector<std::int64_t> passage_ids(std::string_view passage) const;
+
+    /// 64-bit checksum of the model: configuration, vocabulary and every parameter and buffer
+    /// value (FNV-1a over names and the configuration, splitmix64 over the float bits). Ties a
+    /// passage cache to the weights it was computed with. Computed once (thread-safe).
+    std::uint64_t checksum() const;
 
 private:
     friend struct detail::TkModelAccess;

@@ -196,7 +196,7 @@ TEST(BuiltinsPipeline, TkStage) {
                                       "a",   "big", "red", "fish", "swim", "tree", "car"};
     auto model = pr::TkModel::create(c, pr::TkVocabulary(words), {}, 5);
     model.save(fixture().dir / "tk");
-    auto direct = pr::make_tk_stage(fixture().dir / "tk", {3, 64, 0, "tk"});
+    auto direct = pr::make_tk_stage(fixture().dir / "tk", {3, 64, 0, "tk", ""});
     check_rerank_pipeline(R"({"type": "tk", "model": "tk", "depth": 3})", "tk", *direct, "tk.json");
 }
 

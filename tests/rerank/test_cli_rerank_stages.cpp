@@ -130,7 +130,7 @@ TEST(CliRerankStages, TkRerankKeepsTailBelowDepth) {
         << plumb::read_file(in.tmp.path / "log");
     auto lines = read_run(out);
     ASSERT_EQ(lines.size(), 16u);
-    auto stage = pr::make_tk_stage(dir, {3, 64, 0, "tk"});
+    auto stage = pr::make_tk_stage(dir, {3, 64, 0, "tk", ""});
     for (std::size_t q = 0; q < 4; ++q) {
         // The input's 4th candidate (beyond depth 3) stays 4th, below the re-scored head.
         EXPECT_EQ(lines[q * 4 + 3].docid, "p" + std::to_string(q));

@@ -1,8 +1,9 @@
-// CLI smoke tests of `plumb tk-init` and `plumb tk-vectors`.
+// CLI smoke tests of `plumb tk-init`, `plumb tk-vectors` and `plumb tk-cache`.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -141,4 +142,77 @@ TEST(CliTk, Word2VecBinaryEmbeddings) {
               1);
     EXPECT_NE(plumb::read_file(t.path / "log").find("vectors.bin:2"), std::string::npos)
         << plumb::read_file(t.path / "log");
+}
+
+TEST(CliTk, CacheThenRerankUsesIt) {
+    TempDir t;
+    write_text(t.path / "glove.txt", "the 0.1 0.2 0.3 0.4\ncat 1 0 0 0\nsat 0 1 0 0\ndog 0 0 1 1\n");
+    const auto model = t.path / "model";
+    ASSERT_EQ(run("tk-init --embeddings " + (t.path / "glove.txt").string() + " --output " +
+                      model.string() + " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet",
+                  t.path / "init.log"),
+              0)
+        << plumb::read_file(t.path / "init.log");
+    write_text(t.path / "corpus.tsv", "d1\tThe cat, sat!\nd2\tdog\nd3\tcat dog the\n");
+    // Default output: the model folder's passage-cache-<checksum>.plumbtkc.
+    ASSERT_EQ(run("tk-cache --model " + model.string() + " --corpus " +
+                      (t.path / "corpus.tsv").string() + " --quiet --threads 1",
+                  t.path / "cache.log"),
+              0)
+        << plumb::read_file(t.path / "cache.log");
+    EXPECT_NE(plumb::read_file(t.path / "cache.log").find("3 passages (0 from an earlier run), 7 terms"),
+              std::string::npos)
+        << plumb::read_file(t.path / "cache.log");
+    auto m = TkModel::load(model);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(m.checksum()));
+    const auto cache_file = model / ("passage-cache-" + std::string(hex) + ".plumbtkc");
+    EXPECT_TRUE(fs::exists(cache_file));
+    // Both sources at once: a usage error.
+    EXPECT_NE(run("tk-cache --model " + model.string() + " --corpus " +
+                      (t.path / "corpus.tsv").string() + " --index " + t.path.string() +
+                      " --output " + (t.path / "x.plumbtkc").string() + " --quiet",
+                  t.path / "both.log"),
+              0);
+    EXPECT_FALSE(fs::exists(t.path / "x.plumbtkc"));
+
+    // rerank with the automatic cache, an explicit one, and none: the same run.
+    write_text(t.path / "topics.tsv", "q1\tcat sat\n");
+    write_text(t.path / "in.run", "q1 Q0 d2 1 3.0 bm25\nq1 Q0 d3 2 2.0 bm25\nq1 Q0 d1 3 1.0 bm25\n");
+    std::vector<std::string> runs;
+    for (const std::string& opt :
+         {std::string(), std::string(" --tk-cache none"), " --tk-cache " + cache_file.string()}) {
+        const auto out = t.path / ("out" + std::to_string(runs.size()) + ".run");
+        ASSERT_EQ(run("rerank --corpus " + (t.path / "corpus.tsv").string() + " --topics " +
+                          (t.path / "topics.tsv").string() + " --run " +
+                          (t.path / "in.run").string() + " --model " + model.string() +
+                          " --type tk --depth 3 --quiet --output " + out.string() + opt,
+                      t.path / "rerank.log"),
+                  0)
+            << plumb::read_file(t.path / "rerank.log");
+        runs.push_back(plumb::read_file(out));
+    }
+    // Ranks and docids equal (scores agree to fp16 rounding, printed to 4+ digits).
+    auto docids = [](const std::string& r) {
+        std::string ids;
+        std::istringstream in(r);
+        for (std::string q, q0, d, rank, s, tag; in >> q >> q0 >> d >> rank >> s >> tag;) {
+            ids += d + rank + " ";
+        }
+        return ids;
+    };
+    EXPECT_EQ(docids(runs[0]), docids(runs[1]));
+    EXPECT_EQ(docids(runs[2]), docids(runs[1]));
+    // Not a cache: an error naming the file.
+    write_text(t.path / "junk.plumbtkc", std::string(200, 'x'));
+    EXPECT_NE(run("rerank --corpus " + (t.path / "corpus.tsv").string() + " --topics " +
+                      (t.path / "topics.tsv").string() + " --run " + (t.path / "in.run").string() +
+                      " --model " + model.string() + " --type tk --depth 3 --quiet --output " +
+                      (t.path / "bad.run").string() + " --tk-cache " +
+                      (t.path / "junk.plumbtkc").string(),
+                  t.path / "bad.log"),
+              0);
+    EXPECT_NE(plumb::read_file(t.path / "bad.log").find("junk.plumbtkc: not a TK passage cache"),
+              std::string::npos)
+        << plumb::read_file(t.path / "bad.log");
 }

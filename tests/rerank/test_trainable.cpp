@@ -281,7 +281,7 @@ TEST(TrainableTk, SaveThenLoadGivesIdenticalScores) {
     train_steps(*t, 3, 1e-2);
     t->set_training(false);
     t->save(tmp.path / "tk");
-    auto loaded = make_tk_stage(tmp.path / "tk", TkStageOptions{10, 4, 0, "tk"});
+    auto loaded = make_tk_stage(tmp.path / "tk", TkStageOptions{10, 4, 0, "tk", ""});
     auto mine = t->stage(10, 4);
     for (const auto& e : examples()) {
         auto a = stage_scores(*mine, e, 2);
