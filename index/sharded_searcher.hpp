@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "index/bm25_searcher.hpp"
+#include "index/shard_manifest.hpp"
 #include "index/shard_merge.hpp"
 #include "index/shard_stats.hpp"
 #include "plugin/progress.hpp"
@@ -41,6 +42,12 @@ public:
     /// were built with different analysis.
     static std::shared_ptr<const ShardedSearcher> open(const std::filesystem::path& dir,
                                                        const IndexOpenOptions& options = {});
+    /// Opens shard `i` of the manifest of `dir` alone (what open() does for each shard; MPI
+    /// ranks open their own shards with it). Same errors as open().
+    static std::shared_ptr<const Bm25Searcher> open_shard(const std::filesystem::path& dir,
+                                                          const ShardManifest& manifest,
+                                                          std::size_t i,
+                                                          const IndexOpenOptions& options = {});
     /// Over already opened shards (numbered in this order). Throws InvalidArgument when empty or
     /// a shard is null, IndexError when their analysis differs.
     explicit ShardedSearcher(std::vector<std::shared_ptr<const Bm25Searcher>> shards);
