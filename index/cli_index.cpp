@@ -55,6 +55,7 @@ void run_index(const IndexArgs& a) {
     plumb::index::IndexBuildStats s;
     std::size_t shards = a.shards;
     bool rank0 = true;
+    std::string mpi_note;  // (MPI: the steps' times on rank 0)
     {
 #ifdef PLUMB_WITH_MPI
         // Under mpirun -n R (R > 1): the ranks build the shards together (--shards defaults
@@ -69,9 +70,16 @@ void run_index(const IndexArgs& a) {
         try {
 #ifdef PLUMB_WITH_MPI
             if (world) {
+                plumb::mpi::BuildTimings t;
                 s = plumb::mpi::build_shards(*world, a.corpus, a.index, shards, o, bar.callback(),
-                                             &g_cancel)
+                                             &g_cancel, &t)
                         .total;
+                char buf[256];
+                std::snprintf(buf, sizeof buf,
+                              "on %d MPI ranks: count pass %.1f s, shard builds %.1f s (rank 0), "
+                              "id check and wait %.1f s, manifest %.2f s\n",
+                              world->size(), t.count, t.build, t.ids, t.manifest);
+                mpi_note = buf;
             } else
 #endif
             if (shards > 0) {
@@ -105,6 +113,7 @@ void run_index(const IndexArgs& a) {
             "counted per shard)\n",
             shards, a.index.c_str(), a.index.c_str());
     }
+    if (!mpi_note.empty()) std::fputs(mpi_note.c_str(), stdout);
 }
 
 void add_index(CLI::App& app) {

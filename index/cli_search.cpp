@@ -190,6 +190,15 @@ void run_search(const SearchArgs& a) {
 #endif
     out->commit();
     if (!rank0) return;
+#ifdef PLUMB_WITH_MPI
+    if (distributed) {
+        const auto& t = distributed->timings();
+        std::fprintf(stderr,
+                     "on %d MPI ranks (rank 0: own shards %.2f s, MPI exchanges and waits %.2f "
+                     "s, merge %.2f s)\n",
+                     world->size(), t.local, t.exchange, t.merge);
+    }
+#endif
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }

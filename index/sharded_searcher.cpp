@@ -147,4 +147,18 @@ std::vector<RankedList> ShardedSearcher::search_batch(std::span<const Query> que
     return out;
 }
 
+ShardedDocuments::ShardedDocuments(std::shared_ptr<const ShardedSearcher> searcher)
+    : m_searcher(std::move(searcher)) {
+    if (!m_searcher) throw InvalidArgument("ShardedDocuments: null searcher");
+}
+
+std::optional<std::string> ShardedDocuments::text(std::string_view docid) const {
+    for (std::size_t i = 0; i < m_searcher->shard_count(); ++i) {
+        if (auto t = m_searcher->shard(i).index().text(docid)) return t;
+    }
+    return std::nullopt;
+}
+
+std::uint64_t ShardedDocuments::size() const { return m_searcher->collection().documents; }
+
 }  // namespace plumb::index

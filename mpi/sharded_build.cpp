@@ -66,8 +66,17 @@ void check_unique_ids(const Comm& comm,
 
 index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, const fs::path& dir,
                                     std::size_t shards, const index::IndexBuildOptions& options,
-                                    const ProgressCallback& progress, const CancelToken* cancel) {
+                                    const ProgressCallback& progress, const CancelToken* cancel,
+                                    BuildTimings* timings) {
     const auto t0 = std::chrono::steady_clock::now();
+    BuildTimings local_timings;
+    BuildTimings& tm = timings ? *timings : local_timings;
+    auto lap = [last = t0]() mutable {
+        const auto now = std::chrono::steady_clock::now();
+        const double s = std::chrono::duration<double>(now - last).count();
+        last = now;
+        return s;
+    };
     const auto ranks = static_cast<std::size_t>(comm.size());
     std::uint64_t counts[2] = {0, 0};  // documents, skipped
     // Step 1 (rank 0): checks, the previous manifest removed, the corpus counted.
@@ -114,6 +123,7 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
     // (rank 0's counts to every rank: a sum with zeros elsewhere)
     comm.allreduce_sum(std::span<std::uint64_t>(counts, 2));
     const std::uint64_t total = counts[0];
+    tm.count = lap();
 
     // Step 2: this rank's shards.
     index::ShardBuildStats out;
@@ -139,8 +149,10 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
             mine.emplace_back(i, dir / name);
         }
     });
+    tm.build = lap();
     // Step 3.
     check_unique_ids(comm, mine, cancel);
+    tm.ids = lap();
     // Step 4: every shard's figures on every rank (each slot is filled by one rank only).
     comm.allreduce_sum(local);
     for (std::size_t i = 0; i < shards; ++i) {
@@ -162,6 +174,7 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
         out.manifest.write(dir);
         index::remove_stale_shards(dir, out.manifest);
     });
+    tm.manifest = lap();
     out.total.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;

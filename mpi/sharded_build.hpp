@@ -24,6 +24,15 @@
 
 namespace plumb::mpi {
 
+/// Wall-clock seconds of the steps on this rank (step 2 waits for the slowest rank in step 3's
+/// exchange, so rank 0's `ids` includes that wait).
+struct BuildTimings {
+    double count = 0;     ///< step 1: rank 0's counting pass (others wait for it)
+    double build = 0;     ///< step 2: this rank's shards
+    double ids = 0;       ///< step 3, with the wait for the slowest rank
+    double manifest = 0;  ///< step 4
+};
+
 /// Builds the `shards` shards of `corpus` under `dir` with the ranks of `comm` (collective).
 /// Progress reports rank-local bytes. Returns, on rank 0, the totals and the manifest written;
 /// on the other ranks, their own shards' totals and manifest entries. Throws CollectiveError on
@@ -33,6 +42,7 @@ index::ShardBuildStats build_shards(const Comm& comm, const std::filesystem::pat
                                     const std::filesystem::path& dir, std::size_t shards,
                                     const index::IndexBuildOptions& options = {},
                                     const ProgressCallback& progress = {},
-                                    const CancelToken* cancel = nullptr);
+                                    const CancelToken* cancel = nullptr,
+                                    BuildTimings* timings = nullptr);
 
 }  // namespace plumb::mpi

@@ -1,6 +1,7 @@
 #include "mpi/sharded_search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <string>
 
@@ -19,6 +20,19 @@ namespace {
 void check_cancel(const CancelToken* cancel) {
     if (cancel && cancel->requested()) throw Error("cancelled");
 }
+
+/// Adds the seconds since the last call to `*into`.
+class Clock {
+public:
+    void to(double& into) {
+        const auto now = std::chrono::steady_clock::now();
+        into += std::chrono::duration<double>(now - m_last).count();
+        m_last = now;
+    }
+
+private:
+    std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
 
 std::vector<std::string> unique_names(std::span<const ix::WeightedTerm> terms) {
     std::vector<std::string> names;
@@ -86,6 +100,8 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     const ix::SearchOptions& options, unsigned threads, bool everywhere,
     const CancelToken* cancel) const {
     const std::size_t n = terms.size();
+    Clock clock;
+    auto& tm = m_timings;
     // Step 1: this rank's statistics of every query's terms, in flat arrays (query, term).
     std::vector<std::vector<std::string>> names(n);
     std::vector<std::size_t> offset(n + 1, 0);
@@ -118,10 +134,12 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
             }
         });
     });
+    clock.to(tm.local);
     m_comm.allreduce_sum(df);
     m_comm.allreduce_max(max_tf);
     m_comm.allreduce_min(min_dl);
     m_comm.allreduce_max(max_frac);
+    clock.to(tm.exchange);
 
     // Step 2: this rank's top k per query, with the global statistics.
     std::vector<std::string> packed(n);
@@ -157,7 +175,9 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     std::string mine;
     for (auto& p : packed) mine += p;
     packed.clear();
+    clock.to(tm.local);
     const auto lists = everywhere ? m_comm.allgather(mine) : m_comm.gather(mine, 0);
+    clock.to(tm.exchange);
     std::vector<std::vector<ix::ShardHit>> out;
     m_comm.collective([&] {
         if (lists.empty()) return;  // (a rank other than 0, gathered on rank 0)
@@ -182,6 +202,7 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
             out[q] = ix::merge_topk(per, k);
         }
     });
+    clock.to(tm.merge);
     return out;
 }
 
@@ -192,6 +213,8 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
                                                     const CancelToken* cancel) const {
     threads = std::max(1u, threads);
     const std::size_t n = queries.size();
+    Clock clock;
+    auto& tm = m_timings;
     std::vector<std::vector<ix::WeightedTerm>> terms(n);
     const auto& analyser = *m_shards.front().second;
     m_comm.collective([&] {
@@ -199,6 +222,7 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
             terms[q] = analyser.query_terms(queries[q].text);
         });
     });
+    clock.to(tm.local);
     std::vector<std::vector<ix::ShardHit>> hits;
     if (!options.rm3 || k == 0) {
         hits = round(terms, k, options, threads, false, cancel);
@@ -206,6 +230,7 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
         const auto& rp = options.rm3_params;
         // Queries without terms are not expanded (their result is empty, as on one index).
         const auto feedback = round(terms, rp.fb_docs, options, threads, true, cancel);
+        clock = Clock();
         // The feedback documents this rank holds, analysed by it, then shared with all ranks.
         std::vector<std::string> packed(n);
         m_comm.collective([&] {
@@ -233,7 +258,9 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
         std::string mine;
         for (auto& p : packed) mine += p;
         packed.clear();
+        clock.to(tm.local);
         const auto all = m_comm.allgather(mine);
+        clock.to(tm.exchange);
         std::vector<std::vector<ix::Rm3FeedbackDoc>> docs(n);
         std::vector<std::vector<std::string>> df_terms(n);
         std::vector<std::size_t> offset(n + 1, 0);
@@ -278,7 +305,9 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
                 }
             });
         });
+        clock.to(tm.local);
         m_comm.allreduce_sum(df);
+        clock.to(tm.exchange);
         std::vector<std::vector<ix::WeightedTerm>> expanded(n);
         m_comm.collective([&] {
             parallel_for(n, threads, [&](std::size_t q, unsigned) {
@@ -294,6 +323,7 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
                     m_collection.documents, rp);
             });
         });
+        clock.to(tm.local);
         hits = round(expanded, k, options, threads, false, cancel);
     }
     std::vector<RankedList> out;

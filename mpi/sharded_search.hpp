@@ -55,6 +55,16 @@ public:
                                          const CancelToken* cancel = nullptr) const;
 
     const index::CollectionStats& collection() const noexcept { return m_collection; }
+
+    /// Wall-clock seconds this rank spent so far in search_batch: on its own shards (analysis,
+    /// statistics, search, RM3 feedback analysis), in MPI exchanges (including waiting for
+    /// slower ranks), and merging the ranks' lists (rank 0).
+    struct Timings {
+        double local = 0;
+        double exchange = 0;
+        double merge = 0;
+    };
+    const Timings& timings() const noexcept { return m_timings; }
     /// The shards this rank holds: (shard number, searcher).
     const std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>>&
     local_shards() const noexcept {
@@ -72,6 +82,7 @@ private:
     Comm m_comm;
     std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>> m_shards;
     index::CollectionStats m_collection;
+    mutable Timings m_timings;
 };
 
 }  // namespace plumb::mpi

@@ -24,7 +24,7 @@ int mpirun(int ranks, const std::string& args, const fs::path& log) {
     const std::string launcher = "timeout 120 " + std::string(PLUMB_MPIEXEC) + " -n " + std::to_string(ranks) +
                                  " --oversubscribe" +
                                  (::geteuid() == 0 ? " --allow-run-as-root" : "");
-    return plumb::test::run_plumb_to(args, log, launcher);
+    return plumb::test::run_plumb_launched(launcher, args, log);
 }
 
 std::string slurp(const fs::path& p) { return plumb::test::read_text(p); }

@@ -34,11 +34,18 @@ inline CliResult run_plumb(const std::string& args, bool merge_stderr = true) {
 /// Runs `plumb <args>` (args passed to the shell as written) with standard output and standard
 /// error written to the file `log`; returns the exit status (-1 when the process did not exit
 /// normally).
-/// With `launcher` (e.g. "mpirun -n 2"), `plumb` is started by it.
-inline int run_plumb_to(const std::string& args, const std::filesystem::path& log,
-                        const std::string& launcher = "") {
-    const std::string cmd = (launcher.empty() ? "" : launcher + " ") + std::string(PLUMB_CLI_PATH) +
-                            " " + args + " > " + log.string() + " 2>&1";
+inline int run_plumb_to(const std::string& args, const std::filesystem::path& log) {
+    const std::string cmd =
+        std::string(PLUMB_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/// `plumb <args>` started by `launcher` (e.g. "mpirun -n 2"), output to `log` as run_plumb_to.
+inline int run_plumb_launched(const std::string& launcher, const std::string& args,
+                              const std::filesystem::path& log) {
+    const std::string cmd = launcher + " " + std::string(PLUMB_CLI_PATH) + " " + args + " > " +
+                            log.string() + " 2>&1";
     const int st = std::system(cmd.c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
