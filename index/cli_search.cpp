@@ -55,6 +55,13 @@ struct SearchArgs {
 /// `--pipeline FILE`: the configured pipeline instead of plain BM25 (same as `plumb pipeline`).
 /// Pipelines may hold neural stages: they run in the LibTorch CLI module.
 void run_pipeline_search(const SearchArgs& a) {
+#ifdef PLUMB_WITH_MPI
+    if (plumb::mpi::parallel_world()) {
+        throw plumb::UsageError(
+            "search --pipeline does not split its work across MPI ranks: use `plumb pipeline "
+            "--config` under mpirun (each rank runs a part of the topics)");
+    }
+#endif
     plumb::cli::load_torch_module();
     auto& hook = plumb::cli::pipeline_search_hook();
     if (!hook)

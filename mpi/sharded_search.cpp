@@ -4,6 +4,8 @@
 #include <chrono>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "index/rm3.hpp"
 #include "index/shard_manifest.hpp"
@@ -41,6 +43,49 @@ std::vector<std::string> unique_names(std::span<const ix::WeightedTerm> terms) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
+}
+
+/// The top k of lists each already in the collection's order (every rank's merge_topk output):
+/// a k-way merge, O(k log R) instead of sorting all R k hits; exactly merge_topk's result
+/// (a strict order: score descending, then id, ids unique). Throws Error on an unsorted list
+/// or an id twice among the merged top k.
+std::vector<ix::ShardHit> merge_sorted(std::vector<std::vector<ix::ShardHit>>& lists,
+                                       std::size_t k) {
+    for (const auto& l : lists) {
+        for (std::size_t i = 1; i < l.size(); ++i) {
+            if (!ix::shard_hit_before(l[i - 1], l[i])) {
+                throw Error("MPI: a rank's hit list is not in ranking order (at '" + l[i].docid +
+                            "')");
+            }
+        }
+    }
+    using Head = std::pair<std::size_t, std::size_t>;  // list, position
+    auto worse = [&](const Head& a, const Head& b) {
+        return ix::shard_hit_before(lists[b.first][b.second], lists[a.first][a.second]);
+    };
+    std::vector<Head> heap;
+    for (std::size_t l = 0; l < lists.size(); ++l) {
+        if (!lists[l].empty()) heap.emplace_back(l, 0);
+    }
+    std::make_heap(heap.begin(), heap.end(), worse);
+    std::vector<ix::ShardHit> out;
+    std::unordered_set<std::string_view> ids;
+    while (!heap.empty() && out.size() < k) {
+        std::pop_heap(heap.begin(), heap.end(), worse);
+        auto [l, p] = heap.back();
+        heap.pop_back();
+        out.push_back(std::move(lists[l][p]));
+        if (p + 1 < lists[l].size()) {
+            heap.emplace_back(l, p + 1);
+            std::push_heap(heap.begin(), heap.end(), worse);
+        }
+    }
+    for (const auto& h : out) {
+        if (!ids.insert(h.docid).second) {
+            throw Error("MPI: document id '" + h.docid + "' comes from two ranks");
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -199,7 +244,7 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
                     per[r].push_back(std::move(hit));
                 }
             }
-            out[q] = ix::merge_topk(per, k);
+            out[q] = merge_sorted(per, k);
         }
     });
     clock.to(tm.merge);
