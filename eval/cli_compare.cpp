@@ -99,7 +99,7 @@ void run_compare(const CompareArgs& a) {
     auto qrels = std::make_shared<const Qrels>(Qrels::load(a.qrels.path));
     Evaluator evaluator(qrels, std::move(measures), eo);
     std::vector<EvalResult> results;
-    for (const auto& r : a.runs.runs) results.push_back(evaluator.evaluate_run(r));
+    for (const auto& r : a.runs.runs) results.push_back(detail::evaluate_run_argument(evaluator, r));
     const auto table = compare_runs(names, results, options);
     a.out.write(format_comparison(table, format, a.decimals));
 }
@@ -156,7 +156,7 @@ void run_groups(const GroupsArgs& a) {
     nlohmann::json json = nlohmann::json::array();
     std::string text, csv = "run,measure,group,n,mean,sd,cv\n";
     for (std::size_t r = 0; r < a.runs.runs.size(); ++r) {
-        const auto result = evaluator.evaluate_run(a.runs.runs[r]);
+        const auto result = detail::evaluate_run_argument(evaluator, a.runs.runs[r]);
         std::vector<std::string> qids;
         for (const auto& q : result.queries) qids.push_back(q.qid);
         for (const auto& col : result.columns) {
@@ -227,7 +227,7 @@ void run_subsets(const SubsetsArgs& a) {
     std::vector<std::string> columns;
     std::vector<std::vector<std::unordered_map<std::string, double>>> per_run;  // [run][col]
     for (const auto& run : a.runs.runs) {
-        const auto result = evaluator.evaluate_run(run);
+        const auto result = detail::evaluate_run_argument(evaluator, run);
         if (columns.empty())
             for (const auto& c : result.columns)
                 if (c.per_query && c.kind == ValueKind::Float) columns.push_back(c.name);
@@ -333,7 +333,9 @@ const cli::CommandRegistrar kCompareCommand("compare", [](CLI::App& app) {
     auto* sub = app.add_subcommand(
         "compare", "Compare runs: mean measures with paired t / Wilcoxon tests and marks");
     a->qrels.add(sub, "qrels file (qid iter docid rel)");
-    a->runs.add(sub, "run file (repeat for each run; >= 2)");
+    a->runs.add(sub,
+                "run file (repeat for each run; >= 2); A,B,... = the parts of one run (e.g. "
+                "written by MPI ranks), read as their concatenation");
     sub->add_option("-m,--measure", a->measures,
                     "measure, trec_eval -m syntax (repeatable; default ndcg_cut.10 mrr_cut.10 "
                     "recall.10)");

@@ -15,6 +15,7 @@
 #include "eval/detail_parse.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/format.hpp"
+#include "eval/run.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/output.hpp"
 #include "plugin/cli/progress_bar.hpp"
@@ -26,10 +27,13 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: plumb eval [trec_eval options] [--format text|json|csv] [--output FILE] QRELS RUN\n"
+    "       plumb eval [options] QRELS PART1 PART2 ...\n"
     "\n"
     "Evaluates RUN (TREC run: qid Q0 docid rank score tag, or MS MARCO's qid docid rank;\n"
     "lines in any order; '-' = stdin) against QRELS (qid iter docid rel) with trec_eval's\n"
-    "semantics and output format.\n"
+    "semantics and output format. Several run files are the parts of one run (e.g. written by\n"
+    "MPI ranks or separate jobs): evaluated as their concatenation; a (qid, docid) pair in two\n"
+    "places is an error.\n"
     "\n"
     "trec_eval options:\n"
     "  -q, --query_eval_wanted           per-query values as well as the summary\n"
@@ -272,7 +276,7 @@ void run_eval(const std::vector<std::string>& raw) {
         std::fputs("plumb eval 0.1.0 (trec_eval 9/10 compatible measures)\n", stdout);
         return;
     }
-    if (a.files.size() != 2) {
+    if (a.files.size() < 2) {
         throw UsageError("expected QRELS and RUN, got " + std::to_string(a.files.size()) +
                          " file argument(s) (plumb eval --help)");
     }
@@ -298,8 +302,13 @@ void run_eval(const std::vector<std::string>& raw) {
     auto size = a.files[1] == "-" ? 0 : std::filesystem::file_size(a.files[1], ec);
     const bool show = ::isatty(2) && !ec && size > (256u << 20);
     cli::ProgressBar bar("eval", "bytes", show);
+    // QRELS RUN, or QRELS PART1 PART2 ...: a run written in parts (e.g. by MPI ranks or
+    // separate jobs) evaluated as their concatenation.
     EvalResult result =
-        evaluator.evaluate_run(a.files[1], show ? bar.callback() : ProgressCallback{});
+        a.files.size() == 2
+            ? evaluator.evaluate_run(a.files[1], show ? bar.callback() : ProgressCallback{})
+            : evaluator.evaluate_run(read_run_parts(
+                  std::vector<std::filesystem::path>(a.files.begin() + 1, a.files.end())));
     bar.finish();
     if (!result.qrels_queries_without_results.empty()) {
         const auto& missing = result.qrels_queries_without_results;

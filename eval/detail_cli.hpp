@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "eval/compare.hpp"
+#include "eval/evaluator.hpp"
+#include "eval/run.hpp"
 #include "eval/subsets.hpp"
 #include "plugin/cli/output.hpp"
 #include "plugin/error.hpp"
@@ -60,6 +62,14 @@ struct RunArgs {
         return out;
     }
 };
+
+/// Evaluates a run argument: a file, or a run written in parts "A,B,C" (run_parts(), read as
+/// their concatenation by read_run_parts()).
+inline EvalResult evaluate_run_argument(const Evaluator& evaluator, const std::string& argument) {
+    const auto parts = run_parts(argument);
+    if (parts.size() == 1) return evaluator.evaluate_run(parts.front());
+    return evaluator.evaluate_run(read_run_parts(parts));
+}
 
 /// `--qrels FILE` and `-l,--level N` (trec_eval's minimum relevant grade).
 struct QrelsArgs {

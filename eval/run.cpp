@@ -171,4 +171,61 @@ Run read_run(const std::filesystem::path& path) {
     return run;
 }
 
+Run read_run_parts(const std::vector<std::filesystem::path>& parts) {
+    if (parts.empty()) throw InvalidArgument("read_run_parts: no parts");
+    Run run;
+    std::unordered_map<std::string, std::size_t> index;
+    // Per query: docid -> (part, line) of its first occurrence.
+    std::vector<std::unordered_map<std::string, std::pair<std::size_t, std::uint64_t>>> seen;
+    std::vector<std::string> names;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        Run part = read_run(parts[p]);
+        names.push_back(part.name);
+        if (!run.name.empty()) run.name += " + ";
+        run.name += part.name;
+        run.run_id = part.run_id;
+        for (auto& block : part.queries) {
+            auto [it, inserted] = index.emplace(block.qid, run.queries.size());
+            if (inserted) {
+                run.queries.push_back(RunQuery{});
+                run.queries.back().qid = block.qid;
+                seen.emplace_back();
+            }
+            RunQuery& q = run.queries[it->second];
+            auto& docs = seen[it->second];
+            for (const auto& d : block.docs) {
+                const auto id = block.docid(d);
+                auto [at, fresh] = docs.emplace(std::string(id), std::make_pair(p, d.line));
+                if (!fresh) {
+                    throw ParseError(part.name, d.line,
+                                     "duplicate document '" + std::string(id) + "' for query '" +
+                                         block.qid + "' (also at " + names[at->second.first] +
+                                         ":" + std::to_string(at->second.second) + ")");
+                }
+                q.add(id, d.score, d.line);
+            }
+        }
+    }
+    return run;
+}
+
+std::vector<std::filesystem::path> run_parts(const std::string& argument) {
+    std::error_code ec;
+    if (argument.find(',') == std::string::npos || std::filesystem::exists(argument, ec)) {
+        return {argument};
+    }
+    std::vector<std::filesystem::path> out;
+    std::size_t start = 0;
+    while (true) {
+        const auto comma = argument.find(',', start);
+        const auto name = argument.substr(start, comma == std::string::npos ? std::string::npos
+                                                                            : comma - start);
+        if (name.empty()) return {argument};
+        out.emplace_back(name);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
 }  // namespace plumb::eval

@@ -86,4 +86,15 @@ struct Run {
 /// RunReader::next.
 Run read_run(const std::filesystem::path& path);
 
+/// Reads a run written in parts (e.g. by MPI ranks or separate jobs, each holding some queries)
+/// as the one run their concatenation is: a query's lines from several parts are joined, in
+/// part order. Throws like read_run, and ParseError (file:line) for a (qid, docid) pair that
+/// occurs twice, within a part or across parts (naming the other place). Run::name joins the
+/// parts' names with " + ". Throws InvalidArgument when `parts` is empty.
+Run read_run_parts(const std::vector<std::filesystem::path>& parts);
+
+/// The parts named by a run argument: "A,B,C" when that is not an existing file and every
+/// comma-separated name is non-empty, else the argument itself.
+std::vector<std::filesystem::path> run_parts(const std::string& argument);
+
 }  // namespace plumb::eval

@@ -5,6 +5,7 @@
 #include "plugin/error.hpp"
 #include "index/document_sources.hpp"
 #include "index/passage_index.hpp"
+#include "index/shard_manifest.hpp"
 
 namespace plumb::index {
 
@@ -14,11 +15,18 @@ Bm25Retriever::Bm25Retriever(std::shared_ptr<const Bm25Searcher> searcher, Searc
     if (!m_searcher) throw InvalidArgument("Bm25Retriever: null searcher");
 }
 
+Bm25Retriever::Bm25Retriever(std::shared_ptr<const ShardedSearcher> sharded, SearchOptions options,
+                             unsigned threads)
+    : m_sharded(std::move(sharded)), m_options(options), m_threads(threads) {
+    if (!m_sharded) throw InvalidArgument("Bm25Retriever: null sharded searcher");
+}
+
 std::string Bm25Retriever::name() const { return m_options.rm3 ? "bm25+rm3" : "bm25"; }
 
 std::vector<RankedList> Bm25Retriever::retrieve(std::span<const Query> queries,
                                                 std::size_t k) const {
-    auto lists = m_searcher->search_batch(queries, k, m_options, m_threads);
+    auto lists = m_sharded ? m_sharded->search_batch(queries, k, m_options, m_threads)
+                           : m_searcher->search_batch(queries, k, m_options, m_threads);
     const std::string stage = name();
     for (auto& list : lists) {
         for (auto& c : list.candidates) c.trace.push_back({stage, c.score});
@@ -45,6 +53,12 @@ std::shared_ptr<const Retriever> Bm25Retriever::from_config(const nlohmann::json
     o.rm3_params.original_query_weight = static_cast<float>(
         config_double(c, "original_query_weight", o.rm3_params.original_query_weight, where));
     const auto threads = static_cast<unsigned>(config_positive_size(c, "threads", 1, where));
+    if (ShardManifest::present(dir)) {
+        auto sharded = ctx.shared<const ShardedSearcher>(resource_key("bm25-sharded:", dir),
+                                                         [&] { return ShardedSearcher::open(dir); });
+        ctx.offer_documents(std::make_shared<const ShardedDocuments>(sharded));
+        return std::make_shared<const Bm25Retriever>(sharded, o, threads);
+    }
     auto idx = shared_passage_index(ctx, dir);
     auto searcher = ctx.shared<const Bm25Searcher>(
         resource_key("bm25:", dir), [&] { return std::make_shared<const Bm25Searcher>(idx); });

@@ -17,6 +17,9 @@
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
 #include "plugin/trec_run.hpp"
+#ifdef PLUMB_WITH_MPI
+#include "mpi/sharded_search.hpp"
+#endif
 
 namespace {
 
@@ -52,6 +55,13 @@ struct SearchArgs {
 /// `--pipeline FILE`: the configured pipeline instead of plain BM25 (same as `plumb pipeline`).
 /// Pipelines may hold neural stages: they run in the LibTorch CLI module.
 void run_pipeline_search(const SearchArgs& a) {
+#ifdef PLUMB_WITH_MPI
+    if (plumb::mpi::parallel_world()) {
+        throw plumb::UsageError(
+            "search --pipeline does not split its work across MPI ranks: use `plumb pipeline "
+            "--config` under mpirun (each rank runs a part of the topics)");
+    }
+#endif
     plumb::cli::load_torch_module();
     auto& hook = plumb::cli::pipeline_search_hook();
     if (!hook)
@@ -100,13 +110,37 @@ void run_search(const SearchArgs& a) {
     // with the collection's statistics (the same run as one index over the whole corpus).
     std::shared_ptr<const pi::Bm25Searcher> searcher;
     std::shared_ptr<const pi::ShardedSearcher> sharded;
+    bool rank0 = true;
+#ifdef PLUMB_WITH_MPI
+    // Under mpirun -n R (R > 1) over a sharded index: rank r searches shards r, r + R, ...;
+    // statistics and hits are exchanged with MPI collectives; rank 0 writes the run.
+    const auto world = plumb::mpi::parallel_world();
+    std::optional<plumb::mpi::ShardedSearch> distributed;
+    if (world) {
+        rank0 = world->rank() == 0;
+        world->collective([&] {
+            if (!pi::ShardManifest::present(a.index)) {
+                throw plumb::UsageError(
+                    "search under mpirun needs a sharded index (plumb index --shards N): " +
+                    a.index + " holds no plumb-shards.json");
+            }
+        });
+        distributed.emplace(*world, a.index, open_options);
+    } else
+#endif
     if (pi::ShardManifest::present(a.index)) {
         sharded = pi::ShardedSearcher::open(a.index, open_options);
     } else {
         searcher = pi::Bm25Searcher::open(a.index, open_options);
     }
     std::uint64_t skipped = 0;
-    auto queries = pi::read_topics(a.topics, topic_options, &skipped);
+    std::vector<plumb::Query> queries;
+#ifdef PLUMB_WITH_MPI
+    if (world) {
+        world->collective([&] { queries = pi::read_topics(a.topics, topic_options, &skipped); });
+    } else
+#endif
+    queries = pi::read_topics(a.topics, topic_options, &skipped);
 
     pi::SearchOptions o;
     o.bm25.k1 = a.k1;
@@ -120,8 +154,16 @@ void run_search(const SearchArgs& a) {
     std::string tag = a.tag.empty() ? (a.rm3 ? "plumb-bm25-rm3" : "plumb-bm25") : a.tag;
 
     // Streams the run in chunks of queries so that memory stays bounded for large topic sets.
-    plumb::AtomicFile out(a.output);
-    plumb::cli::ProgressBar bar("search", "queries", !a.quiet);
+    std::optional<plumb::AtomicFile> out;
+#ifdef PLUMB_WITH_MPI
+    if (world) {
+        world->collective([&] {
+            if (rank0) out.emplace(a.output);
+        });
+    } else
+#endif
+    out.emplace(a.output);
+    plumb::cli::ProgressBar bar("search", "queries", !a.quiet && rank0);
     const std::size_t chunk = 1024;
     std::size_t done = 0, lines = 0;
     for (std::size_t start = 0; start < queries.size(); start += chunk) {
@@ -130,16 +172,40 @@ void run_search(const SearchArgs& a) {
         auto progress = [&](std::uint64_t d, std::uint64_t) {
             bar.update(done + d, queries.size());
         };
-        auto lists = sharded ? sharded->search_batch(part, a.k, o, a.threads, progress)
-                             : searcher->search_batch(part, a.k, o, a.threads, progress);
+        std::vector<plumb::RankedList> lists;
+#ifdef PLUMB_WITH_MPI
+        if (distributed) {
+            lists = distributed->search_batch(part, a.k, o, a.threads, progress);
+        } else
+#endif
+        lists = sharded ? sharded->search_batch(part, a.k, o, a.threads, progress)
+                        : searcher->search_batch(part, a.k, o, a.threads, progress);
         done += n;
+        if (!out) continue;
         for (const auto& list : lists) {
-            plumb::write_trec_run(out, list, tag);
+            plumb::write_trec_run(*out, list, tag);
             lines += list.candidates.size();
         }
     }
     bar.finish();
-    out.commit();
+#ifdef PLUMB_WITH_MPI
+    if (world) {
+        world->collective([&] {
+            if (out) out->commit();
+        });
+    } else
+#endif
+    out->commit();
+    if (!rank0) return;
+#ifdef PLUMB_WITH_MPI
+    if (distributed) {
+        const auto& t = distributed->timings();
+        std::fprintf(stderr,
+                     "on %d MPI ranks (rank 0: own shards %.2f s, MPI exchanges and waits %.2f "
+                     "s, merge %.2f s)\n",
+                     world->size(), t.local, t.exchange, t.merge);
+    }
+#endif
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }
@@ -152,8 +218,9 @@ void add_search(CLI::App& app) {
         run_search);
     cmd->add_option("--index,-i", args->index,
                     "Index directory (plumb index), or a sharded index (a directory holding "
-                    "plumb-shards.json: plumb index --shards); required unless --pipeline is "
-                    "given");
+                    "plumb-shards.json: plumb index --shards; under mpirun -n R, R <= shards, "
+                    "rank r searches shards r, r + R, ... and rank 0 writes the run); required "
+                    "unless --pipeline is given");
     cmd->add_option("--pipeline", args->pipeline,
                     "JSON pipeline configuration (see `plumb pipeline`); only --topics, "
                     "--output, --threads, --tag and --quiet apply")

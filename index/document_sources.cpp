@@ -5,6 +5,8 @@
 
 #include "index/corpus.hpp"
 #include "index/passage_index.hpp"
+#include "index/shard_manifest.hpp"
+#include "index/sharded_searcher.hpp"
 #include "plugin/error.hpp"
 
 namespace plumb::index {
@@ -48,7 +50,12 @@ std::shared_ptr<const DocumentSource> open_document_source(
     if (!index_dir.empty() && !corpus.empty()) {
         throw ConfigError("give either --index or --corpus, not both");
     }
-    if (!index_dir.empty()) return PassageIndex::open(index_dir);
+    if (!index_dir.empty()) {
+        if (ShardManifest::present(index_dir)) {  // a sharded index: every shard's texts
+            return std::make_shared<const ShardedDocuments>(ShardedSearcher::open(index_dir));
+        }
+        return PassageIndex::open(index_dir);
+    }
     if (!corpus.empty()) return std::make_shared<CorpusTextSource>(corpus, wanted, format);
     throw ConfigError("a passage text source is needed: --index DIR or --corpus FILE");
 }

@@ -24,7 +24,7 @@ std::string resource_key(const std::string& prefix, const std::filesystem::path&
 std::shared_ptr<const PassageIndex> shared_passage_index(StageContext& ctx,
                                                          const std::filesystem::path& dir);
 
-/// A plumb index at `index_dir`, or the corpus file `corpus` (any format of
+/// A plumb index at `index_dir` (a sharded one too: ShardedDocuments), or the corpus file `corpus` (any format of
 /// detect_corpus_format(); a document's text is its title and text joined by a space, as the
 /// index stores them) held in memory; exactly one of the two must be non-empty (ConfigError
 /// otherwise). With `wanted`, only those documents of the corpus are kept. `format` names the

@@ -8,6 +8,7 @@
 
 #include "index/passage_index.hpp"
 #include "plugin/error.hpp"
+#include "plugin/log.hpp"
 
 namespace plumb::index {
 namespace fs = std::filesystem;
@@ -16,6 +17,42 @@ std::string shard_dir_name(std::size_t i) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "shard-%03zu", i);
     return buf;
+}
+
+ShardRange shard_range(std::uint64_t total, std::size_t shards, std::size_t i) {
+    if (shards == 0 || i >= shards) throw InvalidArgument("shard_range: no shard " + std::to_string(i));
+    const std::uint64_t n = shards, base = total / n, extra = total % n, first_extra = n - extra;
+    ShardRange r;
+    r.first = i * base + (i > first_extra ? i - first_extra : 0);
+    r.count = base + (i >= first_extra ? 1 : 0);
+    return r;
+}
+
+std::vector<fs::path> remove_stale_shards(const fs::path& dir, const ShardManifest& manifest) {
+    std::vector<fs::path> removed;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec), end;
+    std::vector<fs::path> stale;
+    for (; !ec && it != end; it.increment(ec)) {
+        const auto name = it->path().filename().string();
+        if (name.size() < 9 || name.compare(0, 6, "shard-") != 0) continue;
+        if (name.find_first_not_of("0123456789", 6) != std::string::npos) continue;
+        if (!it->is_directory(ec)) continue;
+        bool named = false;
+        for (const auto& s : manifest.shards) named = named || s.path == name;
+        if (!named) stale.push_back(it->path());
+    }
+    for (const auto& p : stale) {
+        std::error_code rec;
+        fs::remove_all(p, rec);
+        if (rec) {
+            log(LogLevel::Warning, "could not remove the stale shard " + p.string() + ": " +
+                                       rec.message());
+        } else {
+            removed.push_back(p);
+        }
+    }
+    return removed;
 }
 
 namespace {
@@ -106,11 +143,11 @@ ShardBuildStats build_shards(const fs::path& corpus, const fs::path& dir, std::s
     fs::remove(dir / ShardManifest::file_name());
     ShardBuildStats out;
     std::vector<std::shared_ptr<const PassageIndex>> opened;
-    std::uint64_t first = 0;
     for (std::size_t i = 0; i < shards; ++i) {
-        const std::uint64_t count = total / shards + (i >= shards - total % shards ? 1 : 0);
+        const auto range = shard_range(total, shards, i);
+        const std::uint64_t count = range.count;
         IndexBuildOptions o = options;
-        o.first_document = first;
+        o.first_document = range.first;
         o.max_documents = count;
         const auto name = shard_dir_name(i);
         auto s = build_index(corpus, dir / name, o, progress, cancel);
@@ -124,11 +161,11 @@ ShardBuildStats build_shards(const fs::path& corpus, const fs::path& dir, std::s
         out.total.total_length += s.total_length;
         out.total.terms += s.terms;  // (per shard; the collection's distinct terms are fewer)
         opened.push_back(PassageIndex::open(dir / name));
-        first += count;
     }
     check_unique_ids(opened, cancel);
     out.total.skipped = skipped;
     out.manifest.write(dir);
+    remove_stale_shards(dir, out.manifest);
     out.total.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;

@@ -10,35 +10,41 @@
 
 namespace plumb::index {
 
+std::shared_ptr<const Bm25Searcher> ShardedSearcher::open_shard(const std::filesystem::path& dir,
+                                                               const ShardManifest& manifest,
+                                                               std::size_t i,
+                                                               const IndexOpenOptions& options) {
+    const auto where = (dir / ShardManifest::file_name()).string();
+    const auto& m = manifest.shards.at(i);
+    const auto shard_dir = manifest.shard_dir(dir, i);
+    const auto name = "shard " + std::to_string(i) + " ('" + m.path + "')";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(shard_dir, ec)) {
+        throw IndexError(where + ": " + name + " is missing: no directory " + shard_dir.string());
+    }
+    std::shared_ptr<const Bm25Searcher> s;
+    try {
+        s = Bm25Searcher::open(shard_dir, options);
+    } catch (const Error& e) {
+        throw IndexError(where + ": " + name + " does not open: " + e.what());
+    }
+    const auto& info = s->index().info();
+    if (info.documents != m.documents || info.total_length != m.total_length) {
+        throw IndexError(where + ": " + name + " holds " + std::to_string(info.documents) +
+                         " documents of total length " + std::to_string(info.total_length) +
+                         ", the manifest says " + std::to_string(m.documents) + " and " +
+                         std::to_string(m.total_length) +
+                         " (a shard rebuilt or replaced after the manifest was written?)");
+    }
+    return s;
+}
+
 std::shared_ptr<const ShardedSearcher> ShardedSearcher::open(const std::filesystem::path& dir,
                                                              const IndexOpenOptions& options) {
     auto manifest = ShardManifest::read(dir);
-    const auto where = (dir / ShardManifest::file_name()).string();
     std::vector<std::shared_ptr<const Bm25Searcher>> shards;
     for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
-        const auto& m = manifest.shards[i];
-        const auto shard_dir = manifest.shard_dir(dir, i);
-        const auto name = "shard " + std::to_string(i) + " ('" + m.path + "')";
-        std::error_code ec;
-        if (!std::filesystem::is_directory(shard_dir, ec)) {
-            throw IndexError(where + ": " + name + " is missing: no directory " +
-                             shard_dir.string());
-        }
-        std::shared_ptr<const Bm25Searcher> s;
-        try {
-            s = Bm25Searcher::open(shard_dir, options);
-        } catch (const Error& e) {
-            throw IndexError(where + ": " + name + " does not open: " + e.what());
-        }
-        const auto& info = s->index().info();
-        if (info.documents != m.documents || info.total_length != m.total_length) {
-            throw IndexError(where + ": " + name + " holds " + std::to_string(info.documents) +
-                             " documents of total length " + std::to_string(info.total_length) +
-                             ", the manifest says " + std::to_string(m.documents) + " and " +
-                             std::to_string(m.total_length) +
-                             " (a shard rebuilt or replaced after the manifest was written?)");
-        }
-        shards.push_back(std::move(s));
+        shards.push_back(open_shard(dir, manifest, i, options));
     }
     return std::make_shared<const ShardedSearcher>(std::move(shards));
 }
@@ -140,5 +146,19 @@ std::vector<RankedList> ShardedSearcher::search_batch(std::span<const Query> que
     });
     return out;
 }
+
+ShardedDocuments::ShardedDocuments(std::shared_ptr<const ShardedSearcher> searcher)
+    : m_searcher(std::move(searcher)) {
+    if (!m_searcher) throw InvalidArgument("ShardedDocuments: null searcher");
+}
+
+std::optional<std::string> ShardedDocuments::text(std::string_view docid) const {
+    for (std::size_t i = 0; i < m_searcher->shard_count(); ++i) {
+        if (auto t = m_searcher->shard(i).index().text(docid)) return t;
+    }
+    return std::nullopt;
+}
+
+std::uint64_t ShardedDocuments::size() const { return m_searcher->collection().documents; }
 
 }  // namespace plumb::index

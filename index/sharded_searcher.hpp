@@ -26,8 +26,10 @@
 #include <vector>
 
 #include "index/bm25_searcher.hpp"
+#include "index/shard_manifest.hpp"
 #include "index/shard_merge.hpp"
 #include "index/shard_stats.hpp"
+#include "plugin/document_source.hpp"
 #include "plugin/progress.hpp"
 #include "plugin/types.hpp"
 
@@ -41,6 +43,12 @@ public:
     /// were built with different analysis.
     static std::shared_ptr<const ShardedSearcher> open(const std::filesystem::path& dir,
                                                        const IndexOpenOptions& options = {});
+    /// Opens shard `i` of the manifest of `dir` alone (what open() does for each shard; MPI
+    /// ranks open their own shards with it). Same errors as open().
+    static std::shared_ptr<const Bm25Searcher> open_shard(const std::filesystem::path& dir,
+                                                          const ShardManifest& manifest,
+                                                          std::size_t i,
+                                                          const IndexOpenOptions& options = {});
     /// Over already opened shards (numbered in this order). Throws InvalidArgument when empty or
     /// a shard is null, IndexError when their analysis differs.
     explicit ShardedSearcher(std::vector<std::shared_ptr<const Bm25Searcher>> shards);
@@ -68,6 +76,20 @@ public:
 private:
     std::vector<std::shared_ptr<const Bm25Searcher>> m_shards;
     CollectionStats m_collection;
+};
+
+/// The passage texts of a sharded index (a pipeline's document source when its first stage is
+/// BM25 over a sharded index): text(id) asks each shard in turn (ids are unique over the
+/// shards); size() is the collection's.
+class ShardedDocuments : public DocumentSource {
+public:
+    /// Throws InvalidArgument when `searcher` is null.
+    explicit ShardedDocuments(std::shared_ptr<const ShardedSearcher> searcher);
+    std::optional<std::string> text(std::string_view docid) const override;
+    std::uint64_t size() const override;
+
+private:
+    std::shared_ptr<const ShardedSearcher> m_searcher;
 };
 
 }  // namespace plumb::index

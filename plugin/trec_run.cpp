@@ -4,14 +4,18 @@
 
 namespace plumb {
 
-void write_trec_run(AtomicFile& out, const RankedList& list, std::string_view tag) {
+std::string format_trec_run(const RankedList& list, std::string_view tag) {
     fmt::memory_buffer buf;
     std::size_t rank = 1;
     for (const auto& c : list.candidates) {
         fmt::format_to(std::back_inserter(buf), "{} Q0 {} {} {:.9g} {}\n", list.qid, c.docid,
                        rank++, c.score, tag);
     }
-    out.write(std::string_view(buf.data(), buf.size()));
+    return fmt::to_string(buf);
+}
+
+void write_trec_run(AtomicFile& out, const RankedList& list, std::string_view tag) {
+    out.write(format_trec_run(list, tag));
 }
 
 void write_trec_run(const std::string& path, const std::vector<RankedList>& lists,

@@ -15,6 +15,10 @@ namespace plumb {
 /// the float ordering ("%.6g" is not enough; "%.9g" is).
 void write_trec_run(AtomicFile& out, const RankedList& list, std::string_view tag);
 
+/// The lines write_trec_run(out, list, tag) writes (for a host that gathers run parts, e.g.
+/// from MPI ranks, before writing them).
+std::string format_trec_run(const RankedList& list, std::string_view tag);
+
 /// Writes all lists to `path` atomically (temp file, then rename).
 void write_trec_run(const std::string& path, const std::vector<RankedList>& lists,
                     std::string_view tag);

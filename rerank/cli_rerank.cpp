@@ -2,6 +2,7 @@
 // passage vectors with a FAISS index, and dense first-stage retrieval with optional fusion.
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,10 @@
 #include "rerank/tk_stage.hpp"
 #include "rerank/torchscript_stage.hpp"
 #include "rerank/vector_store.hpp"
+#ifdef PLUMB_WITH_MPI
+#include "mpi/batch.hpp"
+#include "plugin/text_io.hpp"
+#endif
 
 namespace {
 
@@ -84,54 +89,127 @@ nlohmann::json stage_config(const RerankArgs& a) {
     return c;
 }
 
+#ifdef PLUMB_WITH_MPI
+using World = std::optional<plumb::mpi::Comm>;
+/// fn() on this rank; under MPI as one collective phase (an error on any rank fails all).
+void phase(const World& world, const std::function<void()>& fn) {
+    if (world) {
+        world->collective(fn);
+    } else {
+        fn();
+    }
+}
+#endif
+
 void run_rerank(const RerankArgs& a) {
     if (a.depth == 0 || a.batch == 0) throw plumb::ConfigError("--depth and --batch must be > 0");
-    const auto run = plumb::eval::RunRetriever::open(a.run);
-    std::unordered_set<std::string> wanted;
-    if (!a.corpus.empty()) wanted = run->docids(a.depth);
-    pi::TopicReadOptions topic_options;
-    topic_options.fields = pi::parse_topic_fields(a.topic_field);
-    const auto topics = pi::read_topics(a.topics, topic_options);
-    std::unordered_map<std::string, const plumb::Query*> by_qid;
-    for (const auto& q : topics) by_qid.emplace(q.id, &q);
+#ifdef PLUMB_WITH_MPI
+    // Under mpirun -n R: rank r re-ranks a contiguous part of the queries (in whole groups of
+    // `group` queries, the stage's cross-query batches, so that every forward pass sees what it
+    // sees in one process); rank 0 writes the parts in order.
+    const World world = plumb::mpi::parallel_world();
+#endif
+    const bool rank0 =
+#ifdef PLUMB_WITH_MPI
+        !world || world->rank() == 0;
+#else
+        true;
+#endif
+    constexpr std::size_t group = 8;  // queries per pass: a stage's batches span queries
     std::vector<plumb::Query> queries;
-    queries.reserve(run->queries().size());
-    for (const auto& q : run->queries()) {
-        auto it = by_qid.find(q.id);
-        if (it == by_qid.end()) {
-            throw plumb::ConfigError(a.run + ": query '" + q.id + "' is not in " + a.topics);
+    std::optional<plumb::Pipeline> pipeline;
+    std::string stage_name;
+    auto setup = [&] {
+        const auto run = plumb::eval::RunRetriever::open(a.run);
+        std::unordered_set<std::string> wanted;
+        if (!a.corpus.empty()) wanted = run->docids(a.depth);
+        pi::TopicReadOptions topic_options;
+        topic_options.fields = pi::parse_topic_fields(a.topic_field);
+        const auto topics = pi::read_topics(a.topics, topic_options);
+        std::unordered_map<std::string, const plumb::Query*> by_qid;
+        for (const auto& q : topics) by_qid.emplace(q.id, &q);
+        queries.reserve(run->queries().size());
+        for (const auto& q : run->queries()) {
+            auto it = by_qid.find(q.id);
+            if (it == by_qid.end()) {
+                throw plumb::ConfigError(a.run + ": query '" + q.id + "' is not in " + a.topics);
+            }
+            queries.push_back(*it->second);
         }
-        queries.push_back(*it->second);
+
+        // The run is the first stage; the model is built by its registered factory.
+        plumb::Registry registry;
+        plumb::register_builtins(registry);
+        plumb::StageContext ctx;
+        plumb::PipelineSpec spec;
+        spec.first_stage = run;
+        spec.rerankers.push_back(registry.make_rerank(stage_config(a), ctx));
+        spec.documents =
+            pi::open_document_source(a.index, a.corpus, a.corpus.empty() ? nullptr : &wanted);
+        spec.k = std::max<std::size_t>(1, run->max_depth());
+        spec.candidates = spec.k;
+        pipeline.emplace(std::move(spec));
+        stage_name = pipeline->spec().rerankers.front()->name();
+    };
+    std::span<const plumb::Query> part;
+#ifdef PLUMB_WITH_MPI
+    phase(world, setup);
+    part = queries;
+    if (world) {
+        const auto p = plumb::mpi::partition(queries.size(), world->rank(), world->size(), group);
+        part = part.subspan(p.first, p.count);
     }
-
-    // The run is the first stage; the model is built by its registered factory.
-    plumb::Registry registry;
-    plumb::register_builtins(registry);
-    plumb::StageContext ctx;
-    plumb::PipelineSpec spec;
-    spec.first_stage = run;
-    spec.rerankers.push_back(registry.make_rerank(stage_config(a), ctx));
-    spec.documents =
-        pi::open_document_source(a.index, a.corpus, a.corpus.empty() ? nullptr : &wanted);
-    spec.k = std::max<std::size_t>(1, run->max_depth());
-    spec.candidates = spec.k;
-    const plumb::Pipeline pipeline(std::move(spec));
-    const std::string stage_name = pipeline.spec().rerankers.front()->name();
-
-    plumb::cli::ProgressBar bar("rerank", "queries", !a.quiet);
-    plumb::BatchOptions batch;
-    batch.group = 8;  // queries per pass: a stage's batches span queries
-    batch.progress = bar.callback();
-    auto results = pipeline.search_batch(queries, batch);
-    bar.finish();
+#else
+    setup();
+    part = queries;
+#endif
     std::vector<plumb::RankedList> lists;
-    lists.reserve(results.size());
     std::size_t pairs = 0;
-    for (auto& r : results) {
-        pairs += std::min(a.depth, r.list.candidates.size());
-        lists.push_back(std::move(r.list));
-    }
     const std::string tag = a.tag.empty() ? "plumb-" + stage_name : a.tag;
+    std::string text;  // (under MPI: this rank's part of the run)
+    bool rank_parts = false;
+#ifdef PLUMB_WITH_MPI
+    rank_parts = world.has_value();
+#endif
+    auto work = [&] {
+        plumb::cli::ProgressBar bar("rerank", "queries", !a.quiet && rank0);
+        plumb::BatchOptions batch;
+        batch.group = group;
+        batch.progress = bar.callback();
+        auto results = pipeline->search_batch(part, batch);
+        bar.finish();
+        lists.reserve(results.size());
+        for (auto& r : results) {
+            pairs += std::min(a.depth, r.list.candidates.size());
+            if (rank_parts) text += plumb::format_trec_run(r.list, tag);
+            lists.push_back(std::move(r.list));
+        }
+    };
+#ifdef PLUMB_WITH_MPI
+    phase(world, work);
+    if (world) {
+        std::uint64_t count[2] = {lists.size(), pairs};
+        world->allreduce_sum(std::span<std::uint64_t>(count, 2));
+        const auto all = plumb::mpi::gather_concat(*world, text);
+        world->collective([&] {
+            if (!rank0) return;
+            plumb::AtomicFile out(a.output);
+            out.write(all);
+            out.commit();
+        });
+        if (rank0) {
+            std::fprintf(stderr,
+                         "re-ranked %llu queries (%llu pairs, depth %zu) with %s on %d MPI ranks "
+                         "-> %s\n",
+                         static_cast<unsigned long long>(count[0]),
+                         static_cast<unsigned long long>(count[1]), a.depth, stage_name.c_str(),
+                         world->size(), a.output.c_str());
+        }
+        return;
+    }
+#else
+    work();
+#endif
     plumb::write_trec_run(a.output, lists, tag);
     std::fprintf(stderr, "re-ranked %zu queries (%zu pairs, depth %zu) with %s -> %s\n",
                  lists.size(), pairs, a.depth, stage_name.c_str(), a.output.c_str());
@@ -203,26 +281,22 @@ struct EncodeArgs {
     bool no_index = false, quiet = false;
 };
 
-void run_encode(const EncodeArgs& a) {
-    pr::BiEncoderOptions o;
-    a.dot.apply(o);
-    o.batch_size = a.batch;
-    o.passage_max_length = a.max_length;
-    o.threads = a.threads;
-    auto encoder = pr::BiEncoder::from_folder(a.model, o);
-
+/// The collection to encode: a stream of (id, text) and its size (0 when unknown).
+struct EncodeInput {
     pr::DocumentStream docs;
     std::uint64_t total = 0;
-    std::shared_ptr<const pi::PassageIndex> index;
-    std::shared_ptr<pi::CorpusReader> reader;
+};
+
+EncodeInput open_encode_input(const EncodeArgs& a) {
+    EncodeInput in;
     if (!a.index.empty() && !a.corpus.empty()) {
         throw plumb::ConfigError("give either --index or --corpus, not both");
     }
     if (!a.index.empty()) {
-        index = pi::PassageIndex::open(a.index);
-        total = index->size();
+        auto index = pi::PassageIndex::open(a.index);
+        in.total = index->size();
         auto next = std::make_shared<std::uint32_t>(0);
-        docs = [index, next](plumb::DocId& id, std::string& text) {
+        in.docs = [index, next](plumb::DocId& id, std::string& text) {
             if (*next >= index->size()) return false;
             id = std::string(index->docid(*next));
             text = index->text_at(*next);
@@ -232,8 +306,8 @@ void run_encode(const EncodeArgs& a) {
     } else if (!a.corpus.empty()) {
         pi::CorpusReaderOptions ro;
         ro.format = pi::detect_corpus_format(a.corpus);
-        reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
-        docs = [reader](plumb::DocId& id, std::string& text) {
+        auto reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
+        in.docs = [reader](plumb::DocId& id, std::string& text) {
             pi::Document d;
             if (!reader->next(d)) return false;
             id = std::move(d.id);
@@ -243,23 +317,19 @@ void run_encode(const EncodeArgs& a) {
     } else {
         throw plumb::ConfigError("a collection is needed: --index DIR or --corpus FILE");
     }
+    return in;
+}
 
-    pr::VectorStoreWriter writer(a.output, encoder->store_meta(a.model));
-    const auto resumed = writer.count();
-    pr::EncodeCollectionOptions eo;
-    eo.chunk_size = a.chunk;
-    pr::TextEncoder encode = [&](std::span<const std::string_view> t) {
-        return encoder->encode_passages(t);
-    };
-    {
-        plumb::cli::ProgressBar bar("encode", "passages", !a.quiet);
-        pr::encode_collection(writer, docs, encode, total, eo, bar.callback());
-    }
-    std::fprintf(stderr,
-                 "encoded %llu passages (%llu from an earlier run) of dimension %zu -> %s\n",
-                 static_cast<unsigned long long>(writer.count()),
-                 static_cast<unsigned long long>(resumed), encoder->dim(), a.output.c_str());
-    if (a.no_index) return;
+std::shared_ptr<pr::BiEncoder> open_encoder(const EncodeArgs& a) {
+    pr::BiEncoderOptions o;
+    a.dot.apply(o);
+    o.batch_size = a.batch;
+    o.passage_max_length = a.max_length;
+    o.threads = a.threads;
+    return pr::BiEncoder::from_folder(a.model, o);
+}
+
+void build_dense_index(const EncodeArgs& a) {
     pr::DenseIndexOptions io;
     io.factory = a.factory;
     io.metric = pr::parse_dense_metric(a.metric);
@@ -269,6 +339,113 @@ void run_encode(const EncodeArgs& a) {
     }
     std::fprintf(stderr, "built FAISS index '%s' (%s) -> %s/index.faiss\n", a.factory.c_str(),
                  a.metric.c_str(), a.output.c_str());
+}
+
+#ifdef PLUMB_WITH_MPI
+/// `mpirun -n R plumb encode`: chunk c encoded by rank c mod R, appended in order by rank 0,
+/// which writes the vector folder (resumable as in one process) and builds the FAISS index.
+void run_encode_mpi(const plumb::mpi::Comm& world, const EncodeArgs& a) {
+    const bool rank0 = world.rank() == 0;
+    std::shared_ptr<pr::BiEncoder> encoder;
+    EncodeInput in;
+    std::optional<pr::VectorStoreWriter> writer;
+    std::uint64_t resumed = 0;
+    std::uint32_t complete = 0;
+    world.collective([&] {
+        encoder = open_encoder(a);
+        in = open_encode_input(a);
+        if (!rank0) return;
+        writer.emplace(a.output, encoder->store_meta(a.model));
+        resumed = writer->count();
+        complete = writer->complete() ? 1 : 0;
+        // Rank 0 checks that the collection still starts with the stored ids (as one process
+        // does when resuming).
+        auto stored = writer->ids();
+        in.docs = [docs = in.docs, stored = std::move(stored), n = std::uint64_t{0}](
+                      plumb::DocId& id, std::string& text) mutable {
+            if (!docs(id, text)) {
+                if (n < stored.size()) {
+                    throw plumb::IndexError("the collection has " + std::to_string(n) +
+                                            " documents but the vector folder already holds " +
+                                            std::to_string(stored.size()));
+                }
+                return false;
+            }
+            if (n < stored.size() && id != stored[n]) {
+                throw plumb::IndexError("the collection changed: document " +
+                                        std::to_string(n + 1) + " is '" + id +
+                                        "' but the vector folder has '" + stored[n] + "'");
+            }
+            ++n;
+            return true;
+        };
+    });
+    world.allreduce_max(std::span<std::uint32_t>(&complete, 1));
+    if (complete) {
+        world.collective([&] {
+            if (!rank0) return;
+            plumb::DocId id;
+            std::string text;
+            for (std::uint64_t i = 0; i < resumed; ++i) in.docs(id, text);
+            if (in.docs(id, text)) {
+                throw plumb::IndexError(
+                    "the vector folder is complete but the collection has more documents "
+                    "than its " +
+                    std::to_string(resumed));
+            }
+        });
+    } else {
+        plumb::cli::ProgressBar bar("encode", "passages", !a.quiet && rank0);
+        const auto r = plumb::mpi::encode_chunks(
+            world, resumed, in.docs,
+            [&](std::span<const std::string_view> t) { return encoder->encode_passages(t); },
+            [&](std::span<const plumb::DocId> ids, std::span<const float> v) {
+                writer->append(ids, v);
+            },
+            a.chunk, in.total, bar.callback());
+        world.collective([&] {
+            if (rank0 && r.complete) writer->finish();
+        });
+    }
+    world.collective([&] {
+        if (!rank0) return;
+        std::fprintf(stderr,
+                     "encoded %llu passages (%llu from an earlier run) of dimension %zu with %d "
+                     "MPI ranks -> %s\n",
+                     static_cast<unsigned long long>(writer->count()),
+                     static_cast<unsigned long long>(resumed), encoder->dim(), world.size(),
+                     a.output.c_str());
+        if (!a.no_index) build_dense_index(a);
+    });
+}
+#endif
+
+void run_encode(const EncodeArgs& a) {
+#ifdef PLUMB_WITH_MPI
+    if (const auto world = plumb::mpi::parallel_world()) {
+        run_encode_mpi(*world, a);
+        return;
+    }
+#endif
+    auto encoder = open_encoder(a);
+    auto in = open_encode_input(a);
+    pr::VectorStoreWriter writer(a.output, encoder->store_meta(a.model));
+    const auto resumed = writer.count();
+    pr::EncodeCollectionOptions eo;
+    eo.chunk_size = a.chunk;
+    pr::TextEncoder encode = [&](std::span<const std::string_view> t) {
+        return encoder->encode_passages(t);
+    };
+    {
+        plumb::cli::ProgressBar bar("encode", "passages", !a.quiet);
+        pr::encode_collection(writer, in.docs, encode, in.total, eo, bar.callback());
+    }
+    std::fprintf(stderr,
+                 "encoded %llu passages (%llu from an earlier run) of dimension %zu -> %s\n",
+                 static_cast<unsigned long long>(writer.count()),
+                 static_cast<unsigned long long>(resumed), encoder->dim(), a.output.c_str());
+    if (a.no_index) return;
+    build_dense_index(a);
 }
 
 const plumb::cli::CommandRegistrar kEncode{

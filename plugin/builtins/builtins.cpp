@@ -39,31 +39,50 @@ void register_builtins(Registry& registry) {
 
 namespace {
 
+std::string report_lines(const std::vector<SearchResult>& results) {
+    std::string out;
+    for (const auto& r : results) {
+        for (const auto& rep : r.reports) {
+            for (const auto& [measure, value] : rep.measures) {
+                out += fmt::format("{}\t{}\t{}\t{:.17g}\n", r.list.qid, rep.stage, measure, value);
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<SearchResult> run_topics(const Pipeline& pipeline, const std::filesystem::path& topics,
                                      const std::filesystem::path& run,
                                      const PipelineRunOptions& options) {
     index::TopicReadOptions topic_options;
     topic_options.fields = options.topic_fields;
     auto queries = index::read_topics(topics, topic_options);
+    std::span<const Query> part(queries);
+    if (options.part) {
+        const auto [first, count] = options.part(queries.size());
+        if (first > queries.size() || count > queries.size() - first) {
+            throw InvalidArgument("run_pipeline: part out of range");
+        }
+        part = part.subspan(first, count);
+    }
     BatchOptions b;
     b.threads = options.threads;
     b.progress = options.progress;
     b.cancel = options.cancel;
-    auto results = pipeline.search_batch(queries, b);
+    auto results = pipeline.search_batch(part, b);
+    if (options.part && options.emit) {
+        std::string lines;
+        for (const auto& r : results) lines += format_trec_run(r.list, options.tag);
+        options.emit(std::move(lines), options.report.empty() ? std::string() : report_lines(results));
+        return results;
+    }
     std::vector<RankedList> lists;
     lists.reserve(results.size());
     for (auto& r : results) lists.push_back(r.list);
     if (!options.report.empty()) {
         AtomicFile out(options.report);
-        out.write("qid\tstage\tmeasure\tvalue\n");
-        for (const auto& r : results) {
-            for (const auto& rep : r.reports) {
-                for (const auto& [measure, value] : rep.measures) {
-                    out.write(fmt::format("{}\t{}\t{}\t{:.17g}\n", r.list.qid, rep.stage, measure,
-                                          value));
-                }
-            }
-        }
+        out.write(format_report_header());
+        out.write(report_lines(results));
         out.commit();
     }
     write_trec_run(run.string(), lists, options.tag);
@@ -76,6 +95,8 @@ std::size_t run_pipeline(const Pipeline& pipeline, const std::filesystem::path& 
                          const std::filesystem::path& run, const PipelineRunOptions& options) {
     return run_topics(pipeline, topics, run, options).size();
 }
+
+std::string format_report_header() { return "qid\tstage\tmeasure\tvalue\n"; }
 
 std::string format_report_means(const std::vector<SearchResult>& results) {
     // (stage, measure) in first-seen order -> (sum, count).

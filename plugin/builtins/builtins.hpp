@@ -37,7 +37,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugin/pipeline.hpp"
@@ -60,7 +62,18 @@ struct PipelineRunOptions {
     /// When set: the post-filters' measures (SearchResult::reports) are written there as TSV
     /// lines `qid<TAB>stage<TAB>measure<TAB>value` under a header line.
     std::filesystem::path report;
+    /// Scale-out (e.g. MPI ranks, mpi/batch.hpp): when set, called with the number of topics;
+    /// returns the part [first, first + count) this process runs (each part exactly as one
+    /// process runs it: results do not depend on other queries when group is 1).
+    std::function<std::pair<std::size_t, std::size_t>(std::size_t queries)> part;
+    /// With `part`: receives this process's run lines and report lines (no header) instead of
+    /// the files `run` and `report` being written; the host gathers the parts in order and
+    /// writes them (format_report_header() first).
+    std::function<void(std::string run_lines, std::string report_lines)> emit;
 };
+
+/// The header line of a post-filter report file.
+std::string format_report_header();
 
 /// Reads a topics file (TSV `qid<TAB>query`, BEIR queries JSONL or TREC topics), runs every query through the
 /// pipeline and writes the TREC run atomically to `run`. Returns the number of queries.

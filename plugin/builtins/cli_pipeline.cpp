@@ -8,6 +8,10 @@
 #include "plugin/cli/command.hpp"
 #include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
+#ifdef PLUMB_WITH_MPI
+#include "mpi/batch.hpp"
+#include "plugin/text_io.hpp"
+#endif
 
 namespace {
 
@@ -58,9 +62,48 @@ void setup(CLI::App& app) {
         o.tag = args->tag;
         o.report = args->report;
         o.topic_fields = plumb::index::parse_topic_fields(args->topic_field);
+        std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());
+#ifdef PLUMB_WITH_MPI
+        // Under mpirun -n R: rank r runs a contiguous part of the topics; rank 0 writes the
+        // run (and --report) from the parts in order; --stats shows rank 0's part.
+        if (const auto world = plumb::mpi::parallel_world()) {
+            const bool rank0 = world->rank() == 0;
+            std::string run_lines, report_lines, table;
+            o.part = [&](std::size_t n) {
+                const auto p = plumb::mpi::partition(n, world->rank(), world->size());
+                return std::pair<std::size_t, std::size_t>(p.first, p.count);
+            };
+            o.emit = [&](std::string run, std::string report) {
+                run_lines = std::move(run);
+                report_lines = std::move(report);
+            };
+            world->collective([&] {
+                plumb::cli::ProgressBar bar("pipeline", "queries", !args->quiet && rank0);
+                o.progress = bar.callback();
+                table = plumb::run_pipeline_config(args->config, args->topics, args->output,
+                                                   plugins, o, args->stats);
+                bar.finish();
+            });
+            const auto run = plumb::mpi::gather_concat(*world, run_lines);
+            const auto report = plumb::mpi::gather_concat(*world, report_lines);
+            world->collective([&] {
+                if (!rank0) return;
+                if (!args->report.empty()) {
+                    plumb::AtomicFile out(args->report);
+                    out.write(plumb::format_report_header());
+                    out.write(report);
+                    out.commit();
+                }
+                plumb::AtomicFile out(args->output);
+                out.write(run);
+                out.commit();
+            });
+            if (rank0 && !table.empty()) std::fputs(table.c_str(), stdout);
+            return;
+        }
+#endif
         plumb::cli::ProgressBar bar("pipeline", "queries", !args->quiet);
         o.progress = bar.callback();
-        std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());
         std::string table = plumb::run_pipeline_config(args->config, args->topics, args->output,
                                                        plugins, o, args->stats);
         bar.finish();

@@ -16,6 +16,9 @@
 #include "plugin/cli/command.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#ifdef PLUMB_WITH_MPI
+#include "mpi/comm.hpp"
+#endif
 
 #ifndef PLUMB_CLI_MODULE_NAME
 #define PLUMB_CLI_MODULE_NAME "libplumb_cli_torch.so"
@@ -211,9 +214,42 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
     return 0;
 }
 
-}  // namespace
+/// Reports an error that ends `plumb`. Under MPI (mpirun -n N, N > 1): an error every rank
+/// raised together (plumb::mpi::CollectiveError) is printed once, by rank 0, and every rank exits
+/// with `status`; an error of one rank alone is printed with its rank and aborts the whole job
+/// (the other ranks may be waiting for it in a collective call).
+int fail(const char* what, const std::string& message, int status, bool collective) {
+#ifdef PLUMB_WITH_MPI
+    if (plumb::mpi::active()) {
+        const auto world = plumb::mpi::Comm::world();
+        if (world.size() > 1) {
+            if (collective) {
+                if (world.rank() == 0) std::fprintf(stderr, "plumb: %s: %s\n", what, message.c_str());
+                return status;
+            }
+            std::fprintf(stderr, "plumb: %s (MPI rank %d of %d): %s\n", what, world.rank(),
+                         world.size(), message.c_str());
+            std::fflush(stderr);
+            world.abort(status);
+        }
+    }
+#else
+    (void)collective;
+#endif
+    std::fprintf(stderr, "plumb: %s: %s\n", what, message.c_str());
+    return status;
+}
 
-int main(int argc, char** argv) {
+bool is_collective(const std::exception& e) {
+#ifdef PLUMB_WITH_MPI
+    return dynamic_cast<const plumb::mpi::CollectiveError*>(&e) != nullptr;
+#else
+    (void)e;
+    return false;
+#endif
+}
+
+int run_main(int argc, char** argv) {
     try {
         bool retry = false;
         int rc = parse_and_run(argc, argv, plumb::cli::torch_module_loaded(), retry);
@@ -232,23 +268,27 @@ int main(int argc, char** argv) {
         }
         return rc;
     } catch (const plumb::UsageError& e) {
-        std::fprintf(stderr, "plumb: error: %s\n", e.what());
-        return kExitUsage;
+        return fail("error", e.what(), kExitUsage, false);
     } catch (const plumb::Error& e) {
-        std::fprintf(stderr, "plumb: error: %s\n", e.what());
-        return kExitError;
+        return fail("error", e.what(), kExitError, is_collective(e));
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "plumb: error: out of memory\n");
-        return kExitError;
+        return fail("error", "out of memory", kExitError, false);
     } catch (const std::exception& e) {
         if (auto& translate = plumb::cli::exception_translator()) {
             const std::string message = translate(e);
-            if (!message.empty()) {
-                std::fprintf(stderr, "plumb: error: %s\n", message.c_str());
-                return kExitError;
-            }
+            if (!message.empty()) return fail("error", message, kExitError, false);
         }
-        std::fprintf(stderr, "plumb: internal error: %s\n", e.what());
-        return kExitInternal;
+        return fail("internal error", e.what(), kExitInternal, false);
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef PLUMB_WITH_MPI
+    // MPI starts only when a launcher (mpirun, srun) started this process; a plain `plumb`
+    // never touches MPI. Finalised when main returns.
+    plumb::mpi::Session mpi_session(&argc, &argv);
+#endif
+    return run_main(argc, argv);
 }

@@ -161,7 +161,10 @@ TEST_F(Bm25Math, RetrieverStage) {
     ASSERT_EQ(lists[0].candidates[0].trace.size(), 1u);
     EXPECT_EQ(lists[0].candidates[0].trace[0].stage, "bm25");
     EXPECT_TRUE(lists[1].candidates.empty());
-    EXPECT_THROW(pi::Bm25Retriever(nullptr), plumb::InvalidArgument);
+    EXPECT_THROW(pi::Bm25Retriever(std::shared_ptr<const pi::Bm25Searcher>()),
+                 plumb::InvalidArgument);
+    EXPECT_THROW(pi::Bm25Retriever(std::shared_ptr<const pi::ShardedSearcher>()),
+                 plumb::InvalidArgument);
 }
 
 TEST(Bm25Ties, BrokenByExternalIdAscending) {

@@ -177,6 +177,16 @@ TEST(SearchCli, ShardedRunsAreByteIdentical) {
             EXPECT_EQ(runs[0], runs[2]);
         }
     }
+    // Rebuilt with fewer shards: the stale shard-002 is removed once the new manifest is in
+    // place (a non-shard directory beside it stays).
+    ASSERT_EQ(run("index -c " + d + "/gen/corpus.tsv -i " + d + "/s3b --shards 3 --quiet", log), 0);
+    ASSERT_TRUE(plumb_test::fs::exists(dir / "s3b" / "shard-002"));
+    plumb_test::fs::create_directories(dir / "s3b" / "shard-notes");
+    ASSERT_EQ(run("index -c " + d + "/gen/corpus.tsv -i " + d + "/s3b --shards 2 --quiet", log), 0)
+        << slurp(log);
+    EXPECT_FALSE(plumb_test::fs::exists(dir / "s3b" / "shard-002"));
+    EXPECT_TRUE(plumb_test::fs::exists(dir / "s3b" / "shard-001" / "plumb-index.json"));
+    EXPECT_TRUE(plumb_test::fs::exists(dir / "s3b" / "shard-notes"));
     // A manifest naming a missing shard.
     plumb_test::fs::rename(dir / "s3" / "shard-002", dir / "gone");
     EXPECT_NE(

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
 #include "bm25_test_util.hpp"
+#include "index/bm25_retriever.hpp"
 #include "index/bm25_searcher.hpp"
 #include "index/index_builder.hpp"
 #include "index/shard_builder.hpp"
@@ -217,6 +219,46 @@ TEST_F(ShardedRuns, ByteIdenticalToOneIndex) {
                 EXPECT_EQ(run_text(a), run_text(b));
             }
         }
+    }
+}
+
+// The pipeline's BM25 first stage ("bm25" factory) opens a sharded index directory: its
+// retrieve() equals the one over the whole index, and its document source has every shard's
+// texts.
+TEST_F(ShardedRuns, Bm25RetrieverOpensShardedDirectories) {
+    auto topics = make_topics();
+    for (bool rm3 : {false, true}) {
+        plumb::StageContext whole_ctx, sharded_ctx;
+        const nlohmann::json whole_cfg = {{"index", (*dir / "whole").string()}, {"rm3", rm3}};
+        const nlohmann::json sharded_cfg = {{"index", (*dir / "three").string()}, {"rm3", rm3}};
+        auto whole = pi::Bm25Retriever::from_config(whole_cfg, whole_ctx);
+        auto sharded = pi::Bm25Retriever::from_config(sharded_cfg, sharded_ctx);
+        const auto* r = dynamic_cast<const pi::Bm25Retriever*>(sharded.get());
+        ASSERT_NE(r, nullptr);
+        EXPECT_NE(r->sharded(), nullptr);
+        EXPECT_EQ(r->searcher(), nullptr);
+        const auto a = whole->retrieve(topics, 50);
+        const auto b = sharded->retrieve(topics, 50);
+        EXPECT_EQ(run_text(a), run_text(b)) << (rm3 ? "rm3" : "bm25");
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t q = 0; q < a.size(); ++q) {
+            ASSERT_EQ(a[q].candidates.size(), b[q].candidates.size());
+            for (std::size_t i = 0; i < a[q].candidates.size(); ++i) {
+                EXPECT_EQ(b[q].candidates[i].trace.size(), 1u);
+                EXPECT_EQ(b[q].candidates[i].trace[0].stage, rm3 ? "bm25+rm3" : "bm25");
+            }
+        }
+        // Texts of documents in the first and the last shard, and a missing id.
+        const auto docs = sharded_ctx.documents();
+        ASSERT_NE(docs, nullptr);
+        EXPECT_EQ(docs->size(), 604u);
+        auto whole_index = pi::PassageIndex::open(*dir / "whole");
+        for (std::uint32_t d : {0u, 603u}) {
+            const auto id = std::string(whole_index->docid(d));
+            EXPECT_EQ(docs->text(id), whole_index->text(id)) << id;
+            EXPECT_TRUE(docs->text(id).has_value());
+        }
+        EXPECT_FALSE(docs->text("no-such-id").has_value());
     }
 }
 

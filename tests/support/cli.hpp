@@ -41,4 +41,13 @@ inline int run_plumb_to(const std::string& args, const std::filesystem::path& lo
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/// `plumb <args>` started by `launcher` (e.g. "mpirun -n 2"), output to `log` as run_plumb_to.
+inline int run_plumb_launched(const std::string& launcher, const std::string& args,
+                              const std::filesystem::path& log) {
+    const std::string cmd = launcher + " " + std::string(PLUMB_CLI_PATH) + " " + args + " > " +
+                            log.string() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 }  // namespace plumb::test

@@ -1,0 +1,229 @@
+#include "mpi/comm.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+namespace plumb::mpi {
+
+namespace {
+
+void check(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    throw Error(std::string("MPI: ") + what + " failed: " + std::string(text, len));
+}
+
+int to_int(std::size_t n, const char* what) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw Error(std::string("MPI: ") + what + ": " + std::to_string(n) +
+                    " bytes exceed MPI's int counts (2 GiB per message); use smaller batches");
+    }
+    return static_cast<int>(n);
+}
+
+/// Displacements of `counts` laid end to end; throws when the total exceeds MPI's int counts.
+std::vector<int> displacements(const std::vector<int>& counts, const char* what) {
+    std::vector<int> d(counts.size(), 0);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        d[i] = to_int(total, what);
+        total += static_cast<std::size_t>(counts[i]);
+    }
+    to_int(total, what);
+    return d;
+}
+
+}  // namespace
+
+bool launched_by_mpi() noexcept {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+        const char* v = std::getenv(name);
+        if (v != nullptr && *v != '\0') return true;
+    }
+    return false;
+}
+
+Session::Session(int* argc, char*** argv) {
+    if (!launched_by_mpi() || active()) return;
+    int provided = 0;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    m_initialised = true;
+    // Errors come back as return codes (turned into exceptions), not as an abort inside MPI.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Session::~Session() {
+    if (m_initialised && active()) MPI_Finalize();
+}
+
+bool active() noexcept {
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    return init && !fin;
+}
+
+std::optional<Comm> parallel_world() {
+    if (!active()) return std::nullopt;
+    Comm w(MPI_COMM_WORLD);
+    if (w.size() <= 1) return std::nullopt;
+    return w;
+}
+
+Comm Comm::world() {
+    if (!active()) throw Error("MPI is not initialised (run under mpirun or srun)");
+    return Comm(MPI_COMM_WORLD);
+}
+
+Comm::Comm(MPI_Comm comm) : m_comm(comm) {
+    check(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
+}
+
+void Comm::barrier() const { check(MPI_Barrier(m_comm), "MPI_Barrier"); }
+
+void Comm::allreduce_sum(std::span<std::uint64_t> v) const {
+    check(MPI_Allreduce(MPI_IN_PLACE, v.data(), to_int(v.size(), "allreduce"), MPI_UINT64_T,
+                        MPI_SUM, m_comm),
+          "MPI_Allreduce");
+}
+
+void Comm::allreduce_max(std::span<std::uint32_t> v) const {
+    check(MPI_Allreduce(MPI_IN_PLACE, v.data(), to_int(v.size(), "allreduce"), MPI_UINT32_T,
+                        MPI_MAX, m_comm),
+          "MPI_Allreduce");
+}
+
+void Comm::allreduce_min(std::span<std::uint32_t> v) const {
+    check(MPI_Allreduce(MPI_IN_PLACE, v.data(), to_int(v.size(), "allreduce"), MPI_UINT32_T,
+                        MPI_MIN, m_comm),
+          "MPI_Allreduce");
+}
+
+void Comm::allreduce_max(std::span<float> v) const {
+    // max is exact in floating point: the result does not depend on the reduction order.
+    check(MPI_Allreduce(MPI_IN_PLACE, v.data(), to_int(v.size(), "allreduce"), MPI_FLOAT,
+                        MPI_MAX, m_comm),
+          "MPI_Allreduce");
+}
+
+std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
+    int mine = to_int(bytes.size(), "gather");
+    std::vector<int> counts(m_rank == root ? m_size : 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
+    std::vector<int> displs;
+    std::string all;
+    if (m_rank == root) {
+        displs = displacements(counts, "gather");
+        all.resize(static_cast<std::size_t>(displs.back()) +
+                   static_cast<std::size_t>(counts.back()));
+    }
+    check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+                      MPI_BYTE, root, m_comm),
+          "MPI_Gatherv");
+    std::vector<std::string> out;
+    if (m_rank == root) {
+        out.reserve(static_cast<std::size_t>(m_size));
+        for (int r = 0; r < m_size; ++r) out.push_back(all.substr(displs[r], counts[r]));
+    }
+    return out;
+}
+
+std::vector<std::string> Comm::allgather(const std::string& bytes) const {
+    int mine = to_int(bytes.size(), "allgather");
+    std::vector<int> counts(static_cast<std::size_t>(m_size));
+    check(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm), "MPI_Allgather");
+    const auto displs = displacements(counts, "allgather");
+    std::string all(static_cast<std::size_t>(displs.back()) + static_cast<std::size_t>(counts.back()),
+                    '\0');
+    check(MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+                         MPI_BYTE, m_comm),
+          "MPI_Allgatherv");
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(m_size));
+    for (int r = 0; r < m_size; ++r) out.push_back(all.substr(displs[r], counts[r]));
+    return out;
+}
+
+std::string Comm::broadcast(std::string bytes, int root) const {
+    std::uint64_t n = bytes.size();
+    check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, m_comm), "MPI_Bcast");
+    bytes.resize(n);
+    check(MPI_Bcast(bytes.data(), to_int(n, "broadcast"), MPI_BYTE, root, m_comm), "MPI_Bcast");
+    return bytes;
+}
+
+std::vector<std::string> Comm::alltoall(const std::vector<std::string>& out) const {
+    if (out.size() != static_cast<std::size_t>(m_size)) {
+        throw InvalidArgument("Comm::alltoall: need one payload per rank");
+    }
+    std::vector<int> send_counts(out.size()), recv_counts(out.size());
+    std::string send;
+    for (std::size_t r = 0; r < out.size(); ++r) {
+        send_counts[r] = to_int(out[r].size(), "alltoall");
+        send += out[r];
+    }
+    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, m_comm),
+          "MPI_Alltoall");
+    const auto sd = displacements(send_counts, "alltoall");
+    const auto rd = displacements(recv_counts, "alltoall");
+    std::string recv(static_cast<std::size_t>(rd.back()) + static_cast<std::size_t>(recv_counts.back()),
+                     '\0');
+    check(MPI_Alltoallv(send.data(), send_counts.data(), sd.data(), MPI_BYTE, recv.data(),
+                        recv_counts.data(), rd.data(), MPI_BYTE, m_comm),
+          "MPI_Alltoallv");
+    std::vector<std::string> in;
+    in.reserve(out.size());
+    for (int r = 0; r < m_size; ++r) in.push_back(recv.substr(rd[r], recv_counts[r]));
+    return in;
+}
+
+void Comm::collective(const std::function<void()>& fn) const {
+    std::string message;
+    try {
+        fn();
+    } catch (const std::bad_alloc&) {
+        message = "out of memory";
+    } catch (const std::exception& e) {
+        message = e.what();
+        if (message.empty()) message = "unknown error";
+    }
+    std::uint32_t failed = message.empty() ? 0 : 1;
+    allreduce_max(std::span<std::uint32_t>(&failed, 1));
+    if (!failed) return;
+    const auto all = allgather(message);
+    std::string text;
+    for (int r = 0; r < m_size; ++r) {
+        if (all[r].empty()) continue;
+        if (!text.empty()) text += "; ";
+        text += m_size > 1 ? "rank " + std::to_string(r) + ": " + all[r] : all[r];
+    }
+    throw CollectiveError(text);
+}
+
+void Comm::abort(int status) const {
+    MPI_Abort(m_comm, status);
+    std::abort();  // (MPI_Abort does not return)
+}
+
+Part partition(std::size_t n, int rank, int size, std::size_t unit) {
+    if (size <= 0 || rank < 0 || rank >= size) throw InvalidArgument("partition: bad rank/size");
+    unit = std::max<std::size_t>(unit, 1);
+    const std::size_t units = (n + unit - 1) / unit;
+    const auto s = static_cast<std::size_t>(size);
+    const auto r = static_cast<std::size_t>(rank);
+    // units / s each; the last units % s ranks one more (as build_shards splits a corpus).
+    const std::size_t base = units / s, extra = units % s;
+    const std::size_t first_extra = s - extra;
+    const std::size_t before = r * base + (r > first_extra ? r - first_extra : 0);
+    const std::size_t mine = base + (r >= first_extra ? 1 : 0);
+    Part p;
+    p.first = std::min(n, before * unit);
+    p.count = std::min(n, (before + mine) * unit) - p.first;
+    return p;
+}
+
+}  // namespace plumb::mpi

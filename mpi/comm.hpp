@@ -1,0 +1,115 @@
+#pragma once
+/// \file comm.hpp
+/// plumb::mpi — the MPI component (optional: CMake PLUMB_WITH_MPI, target plumb::mpi). Thin,
+/// typed wrappers over MPI's C API for the collectives plumb's scale-out uses (all-reduce of
+/// statistics, gathers of variable-length byte payloads, all-to-all of document ids), plus the
+/// error protocol that keeps every rank in step: a phase that fails on one rank fails on all
+/// of them, with that rank's message (collective()).
+///
+/// Nothing here starts MPI by itself: the host (or `plumb`'s main, through Session) calls
+/// MPI_Init; a process started without mpirun / srun needs no MPI at all.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plugin/error.hpp"
+
+namespace plumb::mpi {
+
+/// True when this process was started by an MPI launcher (mpirun / mpiexec of Open MPI, MPICH
+/// or Intel MPI, srun with PMI or PMIx): one of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK,
+/// PMI_RANK is set.
+bool launched_by_mpi() noexcept;
+
+/// Initialises MPI (MPI_Init_thread, MPI_THREAD_FUNNELED: plumb calls MPI from the main
+/// thread only) when launched_by_mpi() and MPI is not yet initialised, and finalises it on
+/// destruction when it initialised it. A Session in a process not started by a launcher does
+/// nothing: the process runs alone, as without MPI.
+class Session {
+public:
+    Session(int* argc, char*** argv);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+private:
+    bool m_initialised = false;
+};
+
+/// True when MPI is initialised (and not finalised) in this process.
+bool active() noexcept;
+
+/// Raised on every rank when a collective phase failed on at least one rank (collective()):
+/// the message names the failing rank(s) and their errors. Each rank knows the others got it,
+/// so they may all return normally (finalise, exit status 1) instead of aborting the job.
+class CollectiveError : public Error {
+public:
+    using Error::Error;
+};
+
+class Comm;
+/// MPI_COMM_WORLD when MPI is active and the job has more than one rank, else nothing: what
+/// `plumb`'s commands ask to choose between their MPI mode and the single-process one (so that
+/// `mpirun -n 1 plumb ...` runs exactly as `plumb ...`).
+std::optional<Comm> parallel_world();
+
+/// A communicator (by default MPI_COMM_WORLD). All calls are collective unless noted: every rank
+/// of the communicator must make them in the same order. Not thread-safe: call from one thread.
+class Comm {
+public:
+    /// MPI_COMM_WORLD. Requires active().
+    static Comm world();
+    explicit Comm(MPI_Comm comm);
+
+    int rank() const noexcept { return m_rank; }
+    int size() const noexcept { return m_size; }
+    MPI_Comm handle() const noexcept { return m_comm; }
+
+    void barrier() const;
+    /// Element-wise all-reduce in place.
+    void allreduce_sum(std::span<std::uint64_t> values) const;
+    void allreduce_max(std::span<std::uint32_t> values) const;
+    void allreduce_min(std::span<std::uint32_t> values) const;
+    void allreduce_max(std::span<float> values) const;
+    /// Every rank's `bytes`, in rank order, on `root` (other ranks get an empty vector).
+    std::vector<std::string> gather(const std::string& bytes, int root = 0) const;
+    /// Every rank's `bytes`, in rank order, on every rank.
+    std::vector<std::string> allgather(const std::string& bytes) const;
+    /// `bytes` of `root` on every rank.
+    std::string broadcast(std::string bytes, int root = 0) const;
+    /// All-to-all: out[r] goes to rank r; returns what rank r sent here, in rank order.
+    std::vector<std::string> alltoall(const std::vector<std::string>& out) const;
+
+    /// Runs `fn` on this rank; then, collectively, when it threw on any rank, throws
+    /// CollectiveError on every rank ("rank R: message" for each failing rank, lowest first).
+    /// An error must never escape between two collective calls on one rank only: the other
+    /// ranks would wait forever. Wrap each local phase of a distributed job in collective().
+    void collective(const std::function<void()>& fn) const;
+
+    /// Aborts every rank of the job (MPI_Abort) with `status`: for errors that cannot be
+    /// reported collectively.
+    [[noreturn]] void abort(int status) const;
+
+private:
+    MPI_Comm m_comm;
+    int m_rank = 0;
+    int m_size = 1;
+};
+
+/// The contiguous part of [0, n) that rank `rank` of `size` takes: [first, first + count), sizes
+/// differing by at most one (the last ranks take the remainder), so that concatenating the
+/// parts in rank order gives [0, n). With `unit` > 1 the boundaries fall on multiples of `unit`
+/// (whole batches), except the end.
+struct Part {
+    std::size_t first = 0;
+    std::size_t count = 0;
+};
+Part partition(std::size_t n, int rank, int size, std::size_t unit = 1);
+
+}  // namespace plumb::mpi

@@ -1,0 +1,391 @@
+#include "mpi/sharded_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "index/rm3.hpp"
+#include "index/shard_manifest.hpp"
+#include "index/shard_merge.hpp"
+#include "index/sharded_searcher.hpp"
+#include "mpi/detail_bytes.hpp"
+#include "plugin/parallel.hpp"
+
+namespace plumb::mpi {
+namespace ix = plumb::index;
+
+namespace {
+
+void check_cancel(const CancelToken* cancel) {
+    if (cancel && cancel->requested()) throw Error("cancelled");
+}
+
+/// Adds the seconds since the last call to `*into`.
+class Clock {
+public:
+    void to(double& into) {
+        const auto now = std::chrono::steady_clock::now();
+        into += std::chrono::duration<double>(now - m_last).count();
+        m_last = now;
+    }
+
+private:
+    std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
+
+std::vector<std::string> unique_names(std::span<const ix::WeightedTerm> terms) {
+    std::vector<std::string> names;
+    names.reserve(terms.size());
+    for (const auto& t : terms) names.push_back(t.term);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
+/// The top k of lists each already in the collection's order (every rank's merge_topk output):
+/// a k-way merge, O(k log R) instead of sorting all R k hits; exactly merge_topk's result
+/// (a strict order: score descending, then id, ids unique). Throws Error on an unsorted list
+/// or an id twice among the merged top k.
+std::vector<ix::ShardHit> merge_sorted(std::vector<std::vector<ix::ShardHit>>& lists,
+                                       std::size_t k) {
+    for (const auto& l : lists) {
+        for (std::size_t i = 1; i < l.size(); ++i) {
+            if (!ix::shard_hit_before(l[i - 1], l[i])) {
+                throw Error("MPI: a rank's hit list is not in ranking order (at '" + l[i].docid +
+                            "')");
+            }
+        }
+    }
+    using Head = std::pair<std::size_t, std::size_t>;  // list, position
+    auto worse = [&](const Head& a, const Head& b) {
+        return ix::shard_hit_before(lists[b.first][b.second], lists[a.first][a.second]);
+    };
+    std::vector<Head> heap;
+    for (std::size_t l = 0; l < lists.size(); ++l) {
+        if (!lists[l].empty()) heap.emplace_back(l, 0);
+    }
+    std::make_heap(heap.begin(), heap.end(), worse);
+    std::vector<ix::ShardHit> out;
+    std::unordered_set<std::string_view> ids;
+    while (!heap.empty() && out.size() < k) {
+        std::pop_heap(heap.begin(), heap.end(), worse);
+        auto [l, p] = heap.back();
+        heap.pop_back();
+        out.push_back(std::move(lists[l][p]));
+        if (p + 1 < lists[l].size()) {
+            heap.emplace_back(l, p + 1);
+            std::push_heap(heap.begin(), heap.end(), worse);
+        }
+    }
+    for (const auto& h : out) {
+        if (!ids.insert(h.docid).second) {
+            throw Error("MPI: document id '" + h.docid + "' comes from two ranks");
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+ShardedSearch::ShardedSearch(const Comm& comm, const std::filesystem::path& dir,
+                             const ix::IndexOpenOptions& options)
+    : m_comm(comm) {
+    std::string analysis;
+    m_comm.collective([&] {
+        const auto manifest = ix::ShardManifest::read(dir);
+        const auto shards = manifest.shards.size();
+        if (static_cast<std::size_t>(m_comm.size()) > shards) {
+            throw InvalidArgument("search: " + std::to_string(m_comm.size()) + " MPI ranks for " +
+                                  std::to_string(shards) + " shards in " + dir.string() +
+                                  "; run at most one rank per shard");
+        }
+        for (std::size_t i = static_cast<std::size_t>(m_comm.rank()); i < shards;
+             i += static_cast<std::size_t>(m_comm.size())) {
+            m_shards.emplace_back(static_cast<std::uint32_t>(i),
+                                  ix::ShardedSearcher::open_shard(dir, manifest, i, options));
+        }
+        // Every shard a rank holds must share its analysis (the ranks are compared below).
+        const auto& a0 = m_shards.front().second->index().info().analysis;
+        analysis = a0.name() + "/" + std::to_string(static_cast<int>(a0.analyzer));
+        for (const auto& [i, s] : m_shards) {
+            const auto& a = s->index().info().analysis;
+            if (a.name() != a0.name() || a.analyzer != a0.analyzer) {
+                throw IndexError("sharded index: shard " + s->index().directory().string() +
+                                 " was built with analysis " + a.name() + ", shard " +
+                                 std::to_string(m_shards.front().first) + " with " + a0.name());
+            }
+        }
+    });
+    const auto all = m_comm.allgather(analysis);
+    m_comm.collective([&] {
+        for (int r = 1; r < m_comm.size(); ++r) {
+            if (all[r] != all[0]) {
+                throw IndexError("sharded index " + dir.string() +
+                                 ": the shards were built with different analysis (" + all[0] +
+                                 " on rank 0, " + all[r] + " on rank " + std::to_string(r) + ")");
+            }
+        }
+    });
+    std::uint64_t c[2] = {0, 0};
+    for (const auto& [i, s] : m_shards) {
+        const auto cs = ix::collection_stats(s->index());
+        c[0] += cs.documents;
+        c[1] += cs.total_length;
+    }
+    m_comm.allreduce_sum(std::span<std::uint64_t>(c, 2));
+    m_collection.documents = c[0];
+    m_collection.total_length = c[1];
+}
+
+std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
+    const std::vector<std::vector<ix::WeightedTerm>>& terms, std::size_t k,
+    const ix::SearchOptions& options, unsigned threads, bool everywhere,
+    const CancelToken* cancel) const {
+    const std::size_t n = terms.size();
+    Clock clock;
+    auto& tm = m_timings;
+    // Step 1: this rank's statistics of every query's terms, in flat arrays (query, term).
+    std::vector<std::vector<std::string>> names(n);
+    std::vector<std::size_t> offset(n + 1, 0);
+    for (std::size_t q = 0; q < n; ++q) {
+        if (k > 0) names[q] = unique_names(terms[q]);
+        offset[q + 1] = offset[q] + names[q].size();
+    }
+    const std::size_t slots = offset[n];
+    std::vector<std::uint64_t> df(slots, 0);
+    std::vector<std::uint32_t> max_tf(slots, 0);
+    std::vector<std::uint32_t> min_dl(slots, std::numeric_limits<std::uint32_t>::max());
+    std::vector<float> max_frac(slots, 0.0f);
+    m_comm.collective([&] {
+        parallel_for(n, threads, [&](std::size_t q, unsigned) {
+            check_cancel(cancel);
+            if (names[q].empty()) return;
+            std::vector<ix::ShardStats> per;
+            for (const auto& [i, s] : m_shards) {
+                per.push_back(s->term_stats(names[q], m_collection, options.bm25));
+            }
+            const auto local = ix::combine(std::span<const ix::ShardStats>(per));
+            for (std::size_t j = 0; j < names[q].size(); ++j) {
+                const auto* t = local.find(names[q][j]);
+                if (!t) continue;
+                const auto slot = offset[q] + j;
+                df[slot] = t->df;
+                max_tf[slot] = t->max_tf;
+                min_dl[slot] = t->min_dl;
+                max_frac[slot] = t->max_frac_default;
+            }
+        });
+    });
+    clock.to(tm.local);
+    m_comm.allreduce_sum(df);
+    m_comm.allreduce_max(max_tf);
+    m_comm.allreduce_min(min_dl);
+    m_comm.allreduce_max(max_frac);
+    clock.to(tm.exchange);
+
+    // Step 2: this rank's top k per query, with the global statistics.
+    std::vector<std::string> packed(n);
+    m_comm.collective([&] {
+        parallel_for(n, threads, [&](std::size_t q, unsigned) {
+            check_cancel(cancel);
+            detail::ByteWriter w;
+            std::vector<ix::ShardHit> top;
+            if (!names[q].empty()) {
+                ix::ShardStats global;
+                global.collection = m_collection;
+                for (std::size_t j = 0; j < names[q].size(); ++j) {
+                    const auto slot = offset[q] + j;
+                    global.terms[names[q][j]] = {df[slot], max_tf[slot], min_dl[slot],
+                                                 max_frac[slot]};
+                }
+                std::vector<std::vector<ix::ShardHit>> per;
+                for (const auto& [i, s] : m_shards) {
+                    per.push_back(ix::search_shard(*s, i, terms[q], k, options, global));
+                }
+                top = ix::merge_topk(per, k);
+            }
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(top.size()));
+            for (const auto& h : top) {
+                w.put_string(h.docid);
+                w.put<float>(h.score);
+                w.put<std::uint32_t>(h.shard);
+                w.put<std::uint32_t>(h.doc);
+            }
+            packed[q] = std::move(w.bytes());
+        });
+    });
+    std::string mine;
+    for (auto& p : packed) mine += p;
+    packed.clear();
+    clock.to(tm.local);
+    const auto lists = everywhere ? m_comm.allgather(mine) : m_comm.gather(mine, 0);
+    clock.to(tm.exchange);
+    std::vector<std::vector<ix::ShardHit>> out;
+    m_comm.collective([&] {
+        if (lists.empty()) return;  // (a rank other than 0, gathered on rank 0)
+        std::vector<detail::ByteReader> readers;
+        for (const auto& l : lists) readers.emplace_back(l);
+        out.resize(n);
+        for (std::size_t q = 0; q < n; ++q) {
+            std::vector<std::vector<ix::ShardHit>> per(readers.size());
+            for (std::size_t r = 0; r < readers.size(); ++r) {
+                auto& rd = readers[r];
+                const auto count = rd.get<std::uint32_t>();
+                per[r].reserve(count);
+                for (std::uint32_t h = 0; h < count; ++h) {
+                    ix::ShardHit hit;
+                    hit.docid = rd.get_string();
+                    hit.score = rd.get<float>();
+                    hit.shard = rd.get<std::uint32_t>();
+                    hit.doc = rd.get<std::uint32_t>();
+                    per[r].push_back(std::move(hit));
+                }
+            }
+            out[q] = merge_sorted(per, k);
+        }
+    });
+    clock.to(tm.merge);
+    return out;
+}
+
+std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queries, std::size_t k,
+                                                    const ix::SearchOptions& options,
+                                                    unsigned threads,
+                                                    const ProgressCallback& progress,
+                                                    const CancelToken* cancel) const {
+    threads = std::max(1u, threads);
+    const std::size_t n = queries.size();
+    Clock clock;
+    auto& tm = m_timings;
+    std::vector<std::vector<ix::WeightedTerm>> terms(n);
+    const auto& analyser = *m_shards.front().second;
+    m_comm.collective([&] {
+        parallel_for(n, threads, [&](std::size_t q, unsigned) {
+            terms[q] = analyser.query_terms(queries[q].text);
+        });
+    });
+    clock.to(tm.local);
+    std::vector<std::vector<ix::ShardHit>> hits;
+    if (!options.rm3 || k == 0) {
+        hits = round(terms, k, options, threads, false, cancel);
+    } else {
+        const auto& rp = options.rm3_params;
+        // Queries without terms are not expanded (their result is empty, as on one index).
+        const auto feedback = round(terms, rp.fb_docs, options, threads, true, cancel);
+        clock = Clock();
+        // The feedback documents this rank holds, analysed by it, then shared with all ranks.
+        std::vector<std::string> packed(n);
+        m_comm.collective([&] {
+            parallel_for(n, threads, [&](std::size_t q, unsigned) {
+                check_cancel(cancel);
+                detail::ByteWriter w;
+                for (std::size_t p = 0; p < feedback[q].size(); ++p) {
+                    const auto& h = feedback[q][p];
+                    for (const auto& [i, s] : m_shards) {
+                        if (i != h.shard) continue;
+                        const auto doc = ix::rm3_feedback_doc(s->index(), h.doc, h.score);
+                        w.put<std::uint32_t>(static_cast<std::uint32_t>(q));
+                        w.put<std::uint32_t>(static_cast<std::uint32_t>(p));
+                        w.put<float>(doc.score);
+                        w.put<std::uint32_t>(static_cast<std::uint32_t>(doc.counts.size()));
+                        for (const auto& c : doc.counts) {
+                            w.put_string(c.term);
+                            w.put<std::uint32_t>(c.count);
+                        }
+                    }
+                }
+                packed[q] = std::move(w.bytes());
+            });
+        });
+        std::string mine;
+        for (auto& p : packed) mine += p;
+        packed.clear();
+        clock.to(tm.local);
+        const auto all = m_comm.allgather(mine);
+        clock.to(tm.exchange);
+        std::vector<std::vector<ix::Rm3FeedbackDoc>> docs(n);
+        std::vector<std::vector<std::string>> df_terms(n);
+        std::vector<std::size_t> offset(n + 1, 0);
+        m_comm.collective([&] {
+            for (std::size_t q = 0; q < n; ++q) docs[q].resize(feedback[q].size());
+            for (const auto& bytes : all) {
+                detail::ByteReader rd(bytes);
+                while (!rd.done()) {
+                    const auto q = rd.get<std::uint32_t>();
+                    const auto p = rd.get<std::uint32_t>();
+                    if (q >= n || p >= docs[q].size()) {
+                        throw Error("MPI: a feedback document of an unknown query");
+                    }
+                    auto& d = docs[q][p];
+                    d.score = rd.get<float>();
+                    const auto m = rd.get<std::uint32_t>();
+                    d.counts.reserve(m);
+                    for (std::uint32_t j = 0; j < m; ++j) {
+                        ix::Rm3TermCount c;
+                        c.term = rd.get_string();
+                        c.count = rd.get<std::uint32_t>();
+                        d.counts.push_back(std::move(c));
+                    }
+                }
+            }
+            for (std::size_t q = 0; q < n; ++q) {
+                if (!terms[q].empty()) df_terms[q] = ix::rm3_df_terms(docs[q]);
+                offset[q + 1] = offset[q] + df_terms[q].size();
+            }
+        });
+        // Collection df of the candidate expansion terms.
+        std::vector<std::uint64_t> df(offset[n], 0);
+        m_comm.collective([&] {
+            parallel_for(n, threads, [&](std::size_t q, unsigned) {
+                check_cancel(cancel);
+                if (df_terms[q].empty()) return;
+                for (const auto& [i, s] : m_shards) {
+                    const auto st = ix::doc_freq_stats(s->index(), df_terms[q]);
+                    for (std::size_t j = 0; j < df_terms[q].size(); ++j) {
+                        if (const auto* t = st.find(df_terms[q][j])) df[offset[q] + j] += t->df;
+                    }
+                }
+            });
+        });
+        clock.to(tm.local);
+        m_comm.allreduce_sum(df);
+        clock.to(tm.exchange);
+        std::vector<std::vector<ix::WeightedTerm>> expanded(n);
+        m_comm.collective([&] {
+            parallel_for(n, threads, [&](std::size_t q, unsigned) {
+                if (terms[q].empty()) return;
+                expanded[q] = ix::rm3_expand(
+                    terms[q], docs[q],
+                    [&](std::string_view t) -> std::uint64_t {
+                        const auto& names = df_terms[q];
+                        auto it = std::lower_bound(names.begin(), names.end(), t);
+                        if (it == names.end() || *it != t) return 0;
+                        return df[offset[q] + static_cast<std::size_t>(it - names.begin())];
+                    },
+                    m_collection.documents, rp);
+            });
+        });
+        clock.to(tm.local);
+        hits = round(expanded, k, options, threads, false, cancel);
+    }
+    std::vector<RankedList> out;
+    if (m_comm.rank() != 0) return out;
+    out.resize(n);
+    for (std::size_t q = 0; q < n; ++q) {
+        out[q].qid = queries[q].id;
+        out[q].candidates.reserve(hits[q].size());
+        for (auto& h : hits[q]) {
+            Candidate c;
+            c.docid = std::move(h.docid);
+            c.score = h.score;
+            out[q].candidates.push_back(std::move(c));
+        }
+    }
+    if (progress) progress(n, n);
+    return out;
+}
+
+}  // namespace plumb::mpi

@@ -1,0 +1,156 @@
+// `mpirun -n 2 plumb index / search` (MPI mode of the CLI): the on-disk result and the runs
+// equal the single-process ones byte for byte; failures on one rank fail the job without a
+// manifest. The reference for every comparison is the single index over the whole corpus (or
+// the one-process `--shards N` build), never the MPI code's own output.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/cli.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// `mpirun -n <ranks> --oversubscribe plumb <args>` (as root, e.g. in a CI container, with
+/// Open MPI's explicit --allow-run-as-root).
+int mpirun(int ranks, const std::string& args, const fs::path& log) {
+    // (timeout: a hang in a collective fails the test instead of blocking ctest)
+    const std::string launcher = "timeout 120 " + std::string(PLUMB_MPIEXEC) + " -n " + std::to_string(ranks) +
+                                 " --oversubscribe" +
+                                 (::geteuid() == 0 ? " --allow-run-as-root" : "");
+    return plumb::test::run_plumb_launched(launcher, args, log);
+}
+
+std::string slurp(const fs::path& p) { return plumb::test::read_text(p); }
+
+struct Corpus {
+    plumb::test::TempDir dir{"plumb_mpi_cli"};
+    std::string d = dir.path.string();
+    fs::path log = dir.path / "log.txt";
+    Corpus() {
+        EXPECT_EQ(plumb::test::run_plumb_to(
+                      "generate --output " + d + "/gen --passages 1500 --queries 25 --quiet", log),
+                  0)
+            << slurp(log);
+        // Topics with a term absent from the collection.
+        plumb::test::write_file(dir.path / "topics.tsv",
+                                slurp(dir.path / "gen" / "topics.tsv") + "900\tnosuchword\n");
+    }
+};
+
+}  // namespace
+
+TEST(MpiCli, IndexBuildsTheSameShardsAsOneProcess) {
+    Corpus c;
+    const auto& d = c.d;
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/one --shards 3 --quiet", c.log),
+              0)
+        << slurp(c.log);
+    // 2 ranks, 3 shards: rank 0 builds shard-000 and shard-002, rank 1 shard-001.
+    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/mpi --shards 3 --quiet",
+                     c.log),
+              0)
+        << slurp(c.log);
+    const auto out = slurp(c.log);
+    // Printed once (rank 0), with the one-process build's totals.
+    EXPECT_EQ(out.find("indexed 1500 documents"), out.rfind("indexed 1500 documents")) << out;
+    EXPECT_NE(out.find("as 3 shards"), std::string::npos) << out;
+    EXPECT_EQ(slurp(c.dir.path / "one" / "plumb-shards.json"),
+              slurp(c.dir.path / "mpi" / "plumb-shards.json"));
+    for (const char* s : {"shard-000", "shard-001", "shard-002"}) {
+        EXPECT_EQ(slurp(c.dir.path / "one" / s / "plumb-index.json"),
+                  slurp(c.dir.path / "mpi" / s / "plumb-index.json"))
+            << s;
+    }
+    // Without --shards: one shard per rank; the stale shard-002 of the 3-shard build goes.
+    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/mpi --quiet", c.log), 0)
+        << slurp(c.log);
+    EXPECT_NE(slurp(c.log).find("as 2 shards"), std::string::npos) << slurp(c.log);
+    EXPECT_TRUE(fs::exists(c.dir.path / "mpi" / "shard-001"));
+    EXPECT_FALSE(fs::exists(c.dir.path / "mpi" / "shard-002"));
+    // Fewer shards than ranks is refused, by every rank, before any work.
+    EXPECT_NE(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/x --shards 1 --quiet",
+                     c.log),
+              0);
+    EXPECT_NE(slurp(c.log).find("2 MPI ranks for 1 shards"), std::string::npos) << slurp(c.log);
+    EXPECT_FALSE(fs::exists(c.dir.path / "x" / "plumb-shards.json"));
+}
+
+TEST(MpiCli, IndexFailureOnOneRankLeavesNoManifest) {
+    Corpus c;
+    const auto& d = c.d;
+    // The same id in the first and the last document: shard-000 (rank 0) and shard-001
+    // (rank 1) of a 2-shard build each hold one; no rank sees both.
+    const auto text = slurp(c.dir.path / "gen" / "corpus.tsv");
+    const auto first_id = text.substr(0, text.find('\t'));
+    plumb::test::write_file(c.dir.path / "dup.tsv", text + first_id + "\tanother passage\n");
+    // A previous good build in the same place: its manifest must not survive the failed build.
+    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/ix --quiet", c.log), 0)
+        << slurp(c.log);
+    ASSERT_TRUE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
+    EXPECT_EQ(mpirun(2, "index -c " + d + "/dup.tsv -i " + d + "/ix --quiet", c.log), 1);
+    const auto out = slurp(c.log);
+    EXPECT_NE(out.find("duplicate document id '" + first_id + "' in shard-000 and shard-001"),
+              std::string::npos)
+        << out;
+    EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
+    // A corpus that does not exist: rank 0's error, reported once, exit status 1.
+    EXPECT_EQ(mpirun(2, "index -c " + d + "/missing.tsv -i " + d + "/ix --quiet", c.log), 1);
+    EXPECT_NE(slurp(c.log).find("rank 0: "), std::string::npos) << slurp(c.log);
+    EXPECT_NE(slurp(c.log).find("missing.tsv"), std::string::npos) << slurp(c.log);
+}
+
+TEST(MpiCli, SearchRunsEqualTheSingleIndexRuns) {
+    Corpus c;
+    const auto& d = c.d;
+    ASSERT_EQ(plumb::test::run_plumb_to("index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet",
+                                        c.log),
+              0)
+        << slurp(c.log);
+    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/s2 --quiet", c.log), 0)
+        << slurp(c.log);
+    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/s3 --shards 3 --quiet",
+                     c.log),
+              0)
+        << slurp(c.log);
+    for (const char* k : {"10", "1000"}) {
+        for (const char* extra : {"", " --rm3", " --rm3 --threads 2"}) {
+            SCOPED_TRACE(std::string("k=") + k + extra);
+            const std::string opts = " --topics " + d + "/topics.tsv --k " + k + extra + " --quiet";
+            ASSERT_EQ(plumb::test::run_plumb_to("search -i " + d + "/whole -o " + d + "/run.whole" + opts,
+                                                c.log),
+                      0)
+                << slurp(c.log);
+            const auto whole = slurp(c.dir.path / "run.whole");
+            EXPECT_GT(whole.size(), 1000u);
+            for (const char* ix : {"s2", "s3"}) {
+                const auto out = d + "/run." + ix;
+                ASSERT_EQ(mpirun(2, "search -i " + d + "/" + ix + " -o " + out + opts, c.log), 0)
+                    << slurp(c.log);
+                EXPECT_EQ(slurp(out), whole) << ix;
+            }
+        }
+    }
+    // More ranks than shards, and an unsharded index: errors, no run written.
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/s1 --shards 1 --quiet", c.log),
+              0);
+    EXPECT_EQ(mpirun(2, "search -i " + d + "/s1 --topics " + d + "/topics.tsv -o " + d +
+                            "/run.x --quiet",
+                     c.log),
+              1);
+    EXPECT_NE(slurp(c.log).find("2 MPI ranks for 1 shards"), std::string::npos) << slurp(c.log);
+    EXPECT_EQ(mpirun(2, "search -i " + d + "/whole --topics " + d + "/topics.tsv -o " + d +
+                            "/run.x --quiet",
+                     c.log),
+              1);
+    EXPECT_NE(slurp(c.log).find("needs a sharded index"), std::string::npos) << slurp(c.log);
+    EXPECT_FALSE(fs::exists(c.dir.path / "run.x"));
+}
