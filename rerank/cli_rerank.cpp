@@ -52,6 +52,7 @@ std::vector<plumb::RankedList> load_run(const std::string& path) {
 struct RerankArgs {
     std::string index, corpus, topics, run, model, type, output, tag;
     std::string topic_field = "title";
+    std::string quantize;  // cat: "fp32" / "int8"; empty = the stage default (fp32)
     std::size_t depth = 100;
     std::size_t batch = 32;
     std::size_t max_length = 512;
@@ -76,6 +77,10 @@ nlohmann::json stage_config(const RerankArgs& a) {
         if (a.dot.similarity_given()) c["similarity"] = a.dot.similarity;
     }
     if (a.type == "torchscript") c["token_type_ids"] = !a.no_token_types;
+    if (!a.quantize.empty()) {
+        if (a.type != "cat") throw plumb::ConfigError("--quantize applies to --type cat only");
+        c["quantize"] = a.quantize;
+    }
     return c;
 }
 
@@ -177,6 +182,11 @@ const plumb::cli::CommandRegistrar kRerank{
                          "module, else cls)",
                          "dot: dot or cosine (default: cosine when a sentence-transformers "
                          "folder normalises, else dot)");
+        cmd->add_option("--quantize", args->quantize,
+                        "cat: fp32 (default) or int8 (dynamic int8 quantisation of the "
+                        "Transformer blocks' linear layers, built from the fp32 checkpoint at "
+                        "load; faster, scores approximate: see rerank/README.md)")
+            ->check(CLI::IsMember({"fp32", "int8"}));
         cmd->add_flag("--no-token-types", args->no_token_types,
                       "torchscript: call forward(input_ids, attention_mask) without token types");
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");
