@@ -201,7 +201,7 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor
     // One [B*L, H] x [H, 3H] projection, then attention per (sequence, head) on [B, L, 3H].
     torch::Tensor qkv;
     if (fused_current()) {
-        qkv = torch::linear(x, fused_weight, fused_bias);
+        qkv = dense_linear(x, fused_weight, fused_bias);
     } else {  // stale fused copy: the same product from the real parameters
         const auto& s = attention->self;
         qkv = torch::linear(x, torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0),
@@ -210,17 +210,17 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor
     auto context = fused_self_attention(qkv, mask_add, heads, head_dim);
 
     auto& ao = attention->output;
-    auto a = torch::linear(context, ao->dense->weight, ao->dense->bias);
+    auto a = dense_linear(context, ao->dense->weight, ao->dense->bias);
     a.add_(x);
     a = apply_layer_norm(ao->LayerNorm, a);
 
-    auto mid = torch::linear(a, intermediate->dense->weight, intermediate->dense->bias);
+    auto mid = dense_linear(a, intermediate->dense->weight, intermediate->dense->bias);
     switch (activation) {
         case Activation::Gelu: mid = torch::gelu(mid); break;
         case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
         case Activation::Relu: mid.relu_(); break;
     }
-    auto o = torch::linear(mid, output->dense->weight, output->dense->bias);
+    auto o = dense_linear(mid, output->dense->weight, output->dense->bias);
     o.add_(a);
     return apply_layer_norm(output->LayerNorm, o);
 }
