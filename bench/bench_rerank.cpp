@@ -3,6 +3,8 @@
 //  - BERT-CAT throughput (query-passage pairs/s) end to end (WordPiece + batching + model) for a
 //    BERT-base-sized (12 x 768) and a MiniLM-sized (6 x 384) config at N candidates of ~180
 //    tokens, with the achieved GFLOP/s and its fraction of the peak;
+//  - the same cross-encoders with int8 dynamic quantisation (rerank/bert.hpp Precision::Int8) and
+//    the int8 / fp32 pairs/s ratio (the "GOP/s" of int8 count its multiply-adds like fp32's);
 //  - BERT-DOT passage encoding (passages/s);
 //  - FAISS HNSW vs flat search on clustered random vectors: recall@10 and queries/s.
 // The PyTorch peer runs the same configs from Python (bench/bench_rerank_pytorch.py); both are
@@ -100,15 +102,20 @@ std::string random_text(std::mt19937_64& rng, std::size_t words, std::int64_t vo
 
 void json_line(const std::string& body) { std::printf("JSON {%s}\n", body.c_str()); }
 
-void bench_cross_encoder(const ModelSize& m, std::size_t candidates, std::size_t batch,
-                         double peak, std::uint64_t seed) {
+/// Pairs/s of one cross-encoder run in `precision` (same seed = same weights for both).
+double bench_cross_encoder(const ModelSize& m, std::size_t candidates, std::size_t batch,
+                           double peak, std::uint64_t seed,
+                           pr::Precision precision = pr::Precision::Fp32) {
     const std::int64_t vocab = 30522;
-    auto model = std::make_shared<const pr::BertModel>(config_of(m, vocab),
-                                                       pr::BertHeads{true, 1}, seed);
+    auto built = std::make_shared<pr::BertModel>(config_of(m, vocab), pr::BertHeads{true, 1}, seed);
+    built->set_precision(precision);
+    std::shared_ptr<const pr::BertModel> model = std::move(built);
     auto tok = synthetic_tokenizer(vocab);
     pr::CrossEncoderOptions o;
     o.depth = candidates;
     o.batch_size = batch;
+    o.precision = precision;
+    const std::string prec = pr::precision_name(precision);
     pr::CrossEncoderStage stage(model, tok, o);
     std::mt19937_64 rng(seed);
     // ~180 tokens per pair: [CLS] 8-token query [SEP] 160-180-token passage [SEP].
@@ -129,16 +136,30 @@ void bench_cross_encoder(const ModelSize& m, std::size_t candidates, std::size_t
     auto scores = stage.score_pairs(query, views);
     double s = seconds_since(t);
     double gflops = flops / s / 1e9;
-    std::printf("bert-cat %-8s %zu pairs x %.0f tokens: %.2f s, %.1f pairs/s, %.1f GFLOP/s "
-                "(%.0f%% of the %.1f GFLOP/s matmul peak)\n",
-                m.name.c_str(), candidates, tokens / double(candidates), s,
-                double(candidates) / s, gflops, 100.0 * gflops / peak, peak);
-    json_line("\"bench\":\"bert-cat\",\"impl\":\"plumb\",\"model\":\"" + m.name +
+    std::printf("bert-cat %-8s %s %zu pairs x %.0f tokens: %.2f s, %.1f pairs/s, %.1f %s/s "
+                "(%.0f%% of the %.1f GFLOP/s fp32 matmul peak)\n",
+                m.name.c_str(), prec.c_str(), candidates, tokens / double(candidates), s,
+                double(candidates) / s, gflops,
+                precision == pr::Precision::Fp32 ? "GFLOP" : "G(int8+fp32)OP", 100.0 * gflops / peak,
+                peak);
+    const std::string impl = precision == pr::Precision::Fp32 ? "plumb" : "plumb-" + prec;
+    json_line("\"bench\":\"bert-cat\",\"impl\":\"" + impl + "\",\"model\":\"" + m.name +
               "\",\"pairs\":" + std::to_string(candidates) +
               ",\"seconds\":" + std::to_string(s) +
               ",\"pairs_per_s\":" + std::to_string(double(candidates) / s) +
               ",\"gflops\":" + std::to_string(gflops) + ",\"peak_gflops\":" + std::to_string(peak));
     (void)scores;
+    return double(candidates) / s;
+}
+
+/// fp32 and int8 of the same weights, and their ratio.
+void bench_cross_encoder_int8(const ModelSize& m, std::size_t candidates, std::size_t batch,
+                              double peak, std::uint64_t seed) {
+    const double fp = bench_cross_encoder(m, candidates, batch, peak, seed);
+    const double q = bench_cross_encoder(m, candidates, batch, peak, seed, pr::Precision::Int8);
+    std::printf("bert-cat %-8s int8 / fp32: %.2fx pairs/s\n", m.name.c_str(), q / fp);
+    json_line("\"bench\":\"bert-cat-int8-ratio\",\"model\":\"" + m.name +
+              "\",\"ratio\":" + std::to_string(q / fp));
 }
 
 void bench_encoding(const ModelSize& m, std::size_t passages_n, std::size_t batch,
@@ -250,7 +271,7 @@ int main(int argc, char** argv) {
     std::size_t candidates = 1000, batch = 32, ann_n = 500000, ann_dim = 384, ann_queries = 1000,
                 encode_n = 1000;
     int threads = 0, peak_n = 2048;
-    bool quick = false, skip_base = false, skip_ann = false;
+    bool quick = false, skip_base = false, skip_ann = false, skip_int8 = false, only_cat = false;
     std::string only;
     app.add_option("--candidates", candidates, "Pairs per cross-encoder run")->capture_default_str();
     app.add_option("--batch", batch, "Pairs per forward pass")->capture_default_str();
@@ -264,6 +285,8 @@ int main(int argc, char** argv) {
     app.add_flag("--quick", quick, "Small sizes for a smoke run (100 pairs, 50,000 vectors)");
     app.add_flag("--skip-base", skip_base, "Skip the BERT-base config");
     app.add_flag("--skip-ann", skip_ann, "Skip the FAISS benchmark");
+    app.add_flag("--skip-int8", skip_int8, "Skip the int8 cross-encoder figures");
+    app.add_flag("--only-cat", only_cat, "Only the cross-encoder figures (no encoding, no FAISS)");
     CLI11_PARSE(app, argc, argv);
     if (quick) {
         candidates = std::min<std::size_t>(candidates, 100);
@@ -280,8 +303,14 @@ int main(int argc, char** argv) {
 
     const ModelSize minilm{"minilm", 6, 384, 12, 1536};
     const ModelSize base{"base", 12, 768, 12, 3072};
-    bench_cross_encoder(minilm, candidates, batch, peak, 1);
-    if (!skip_base) bench_cross_encoder(base, candidates, batch, peak, 2);
+    if (skip_int8) {
+        bench_cross_encoder(minilm, candidates, batch, peak, 1);
+        if (!skip_base) bench_cross_encoder(base, candidates, batch, peak, 2);
+    } else {
+        bench_cross_encoder_int8(minilm, candidates, batch, peak, 1);
+        if (!skip_base) bench_cross_encoder_int8(base, candidates, batch, peak, 2);
+    }
+    if (only_cat) return 0;
     bench_encoding(minilm, encode_n, batch, 3);
     if (!skip_ann) bench_ann(ann_n, ann_dim, ann_queries, 4);
     return 0;

@@ -9,6 +9,9 @@ torch.inference_mode, batches of --batch pairs grouped by length, dynamic paddin
   - "pytorch-fastpath": torch.nn.TransformerEncoder (batch_first, post-LN, GELU) in eval
     mode, which PyTorch 1.13 runs through its fused inference fast path with nested tensors
     (padding skipped) when given a key padding mask.
+  - "pytorch-hf-int8": pytorch-hf after torch.ao.quantization.quantize_dynamic(nn.Linear ->
+    qint8, the default dynamic qconfig: per-tensor int8 weights, per-batch uint8 activations)
+    with the onednn engine (Debian's 1.13 has no fbgemm), the peer of plumb's int8.
 Token ids are drawn directly (no tokenizer: plumb's figure includes WordPiece). Lengths follow
 bench_rerank: [CLS] 8-token query [SEP] 160-180-token passage [SEP].
 Prints human-readable lines and "JSON {...}" lines. Needs Debian's python3-torch.
@@ -135,7 +138,7 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--models", default="minilm,base")
-    ap.add_argument("--impls", default="hf,fastpath")
+    ap.add_argument("--impls", default="hf,fastpath,hf-int8")
     args = ap.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -148,8 +151,11 @@ def main():
         pairs = make_pairs(args.candidates, 1)
         total_flops = sum(flops(cfg, len(p[0])) for p in pairs)
         for impl in args.impls.split(","):
-            cls = HfCrossEncoder if impl == "hf" else FastPathCrossEncoder
+            cls = FastPathCrossEncoder if impl == "fastpath" else HfCrossEncoder
             model = cls(**cfg).eval()
+            if impl == "hf-int8":
+                torch.backends.quantized.engine = "onednn"
+                model = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
             with torch.inference_mode():
                 for ids, types, mask in batches(pairs[:args.batch], args.batch):  # warm-up
                     model(ids, types, mask)

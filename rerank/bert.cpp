@@ -98,6 +98,40 @@ void BertLayerImpl::refresh_fused() {
     fused_versions = {s->query->weight._version(), s->key->weight._version(),
                       s->value->weight._version(), s->query->bias._version(),
                       s->key->bias._version(),   s->value->bias._version()};
+    if (int8) set_int8(true);  // rebuild the quantised copies from the current parameters
+}
+
+std::vector<std::int64_t> BertLayerImpl::int8_source_versions() const {
+    const auto& s = attention->self;
+    std::vector<std::int64_t> v;
+    for (const auto* lin : {&s->query, &s->key, &s->value, &attention->output->dense,
+                            &intermediate->dense, &output->dense}) {
+        v.push_back((*lin)->weight._version());
+        v.push_back((*lin)->bias._version());
+    }
+    return v;
+}
+
+void BertLayerImpl::set_int8(bool on) {
+    if (!on) {
+        int8.reset();
+        return;
+    }
+    torch::NoGradGuard no_grad;
+    const auto& s = attention->self;
+    auto q = std::make_shared<Int8Projections>();
+    q->qkv = Int8Linear(torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0),
+                        torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0));
+    const auto& ao = attention->output->dense;
+    q->attention_output = Int8Linear(ao->weight, ao->bias);
+    q->intermediate = Int8Linear(intermediate->dense->weight, intermediate->dense->bias);
+    q->output = Int8Linear(output->dense->weight, output->dense->bias);
+    q->versions = int8_source_versions();
+    int8 = std::move(q);
+}
+
+bool BertLayerImpl::int8_current() const {
+    return int8 && int8->versions == int8_source_versions();
 }
 
 bool BertLayerImpl::fused_current() const {
@@ -148,10 +182,26 @@ torch::Tensor BertLayerImpl::forward_train(const torch::Tensor& x, const torch::
 
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask_add) {
     if (torch::GradMode::is_enabled()) return forward_train(x, mask_add, nullptr);  // autograd
+    if (int8_current()) {
+        const auto& q = *int8;
+        auto context = fused_self_attention(q.qkv(x), mask_add, heads, head_dim);
+        auto a = q.attention_output(context);
+        a.add_(x);
+        a = apply_layer_norm(attention->output->LayerNorm, a);
+        auto mid = q.intermediate(a);
+        switch (activation) {
+            case Activation::Gelu: mid = torch::gelu(mid); break;
+            case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
+            case Activation::Relu: mid.relu_(); break;
+        }
+        auto o = q.output(mid);
+        o.add_(a);
+        return apply_layer_norm(output->LayerNorm, o);
+    }
     // One [B*L, H] x [H, 3H] projection, then attention per (sequence, head) on [B, L, 3H].
     torch::Tensor qkv;
     if (fused_current()) {
-        qkv = torch::linear(x, fused_weight, fused_bias);
+        qkv = dense_linear(x, fused_weight, fused_bias);
     } else {  // stale fused copy: the same product from the real parameters
         const auto& s = attention->self;
         qkv = torch::linear(x, torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0),
@@ -160,17 +210,17 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor
     auto context = fused_self_attention(qkv, mask_add, heads, head_dim);
 
     auto& ao = attention->output;
-    auto a = torch::linear(context, ao->dense->weight, ao->dense->bias);
+    auto a = dense_linear(context, ao->dense->weight, ao->dense->bias);
     a.add_(x);
     a = apply_layer_norm(ao->LayerNorm, a);
 
-    auto mid = torch::linear(a, intermediate->dense->weight, intermediate->dense->bias);
+    auto mid = dense_linear(a, intermediate->dense->weight, intermediate->dense->bias);
     switch (activation) {
         case Activation::Gelu: mid = torch::gelu(mid); break;
         case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
         case Activation::Relu: mid.relu_(); break;
     }
-    auto o = torch::linear(mid, output->dense->weight, output->dense->bias);
+    auto o = dense_linear(mid, output->dense->weight, output->dense->bias);
     o.add_(a);
     return apply_layer_norm(output->LayerNorm, o);
 }
@@ -229,6 +279,10 @@ void BertNetImpl::refresh_fused() {
     for (const auto& m : *encoder->layer) m->as<BertLayer>()->refresh_fused();
 }
 
+void BertNetImpl::set_int8(bool on) {
+    for (const auto& m : *encoder->layer) m->as<BertLayer>()->set_int8(on);
+}
+
 torch::Tensor BertNetImpl::pool(const torch::Tensor& cls) {
     if (pooler) return torch::tanh(torch::linear(cls, pooler->dense->weight, pooler->dense->bias));
     return torch::relu(torch::linear(cls, pre_classifier->weight, pre_classifier->bias));
@@ -244,6 +298,16 @@ torch::Tensor BertNetImpl::classify(const torch::Tensor& pooled) {
 
 const char* pooling_name(Pooling pooling) noexcept {
     return pooling == Pooling::Cls ? "cls" : "mean";
+}
+
+const char* precision_name(Precision precision) noexcept {
+    return precision == Precision::Int8 ? "int8" : "fp32";
+}
+
+Precision parse_precision(const std::string& name) {
+    if (name == "fp32") return Precision::Fp32;
+    if (name == "int8") return Precision::Int8;
+    throw InvalidArgument("unknown precision '" + name + "' (known: fp32, int8)");
 }
 
 Pooling parse_pooling(const std::string& name) {
@@ -281,6 +345,7 @@ std::vector<std::vector<std::size_t>> length_grouped_batches(std::span<const std
 struct BertModel::Impl {
     HfConfig config;
     BertHeads heads;
+    Precision precision = Precision::Fp32;
     mutable detail::BertNet net{nullptr};  // forward() is not const in LibTorch style
     std::map<std::string, torch::Tensor> params;  // name -> parameter tensor
 
@@ -445,11 +510,19 @@ void BertModel::set_parameter(const std::string& name, std::span<const float> va
         t.copy_(src);
     }
     const std::string prefix = "encoder.layer.";
-    if (name.rfind(prefix, 0) == 0 && name.find(".attention.self.") != std::string::npos) {
+    if (name.rfind(prefix, 0) == 0 && (name.find(".attention.self.") != std::string::npos ||
+                                       m_impl->precision == Precision::Int8)) {
         auto layer = std::stoul(name.substr(prefix.size()));
         m_impl->net->encoder->layer->ptr<detail::BertLayerImpl>(layer)->refresh_fused();
     }
 }
+
+void BertModel::set_precision(Precision precision) {
+    m_impl->net->set_int8(precision == Precision::Int8);
+    m_impl->precision = precision;
+}
+
+Precision BertModel::precision() const noexcept { return m_impl->precision; }
 
 std::vector<float> BertModel::parameter(const std::string& name) const {
     auto it = m_impl->params.find(name);

@@ -43,6 +43,26 @@ const char* pooling_name(Pooling pooling) noexcept;
 /// Parses "cls" / "mean"; throws InvalidArgument otherwise.
 Pooling parse_pooling(const std::string& name);
 
+/// Arithmetic of the encoder's linear layers at inference.
+///
+/// Int8 accuracy contract: the four projections of every Transformer block (query/key/value,
+/// attention output, intermediate, output) use int8 weights quantised per output row
+/// (symmetric, scale max|w|/127) and uint8 activations quantised per call over the whole batch
+/// (asymmetric min/max), with int32 accumulation; embeddings, attention scores and softmax,
+/// GELU, residuals, LayerNorms, the pooler and the classifier stay fp32. It is an
+/// approximation: each projection's output carries a relative error of about 1-2 % of its
+/// largest magnitude, so scores differ from fp32 (tests: rerank/README.md) and, because the
+/// activation scale is per batch, a pair's score can depend slightly on the pairs batched with
+/// it. Training always runs in fp32.
+enum class Precision {
+    Fp32,  ///< float32 everywhere (default)
+    Int8,  ///< dynamic int8 quantisation of the block projections (inference only)
+};
+/// "fp32" / "int8".
+const char* precision_name(Precision precision) noexcept;
+/// Parses "fp32" / "int8"; throws InvalidArgument otherwise.
+Precision parse_precision(const std::string& name);
+
 /// Name and shape of one model parameter.
 struct ParameterInfo {
     std::string name;
@@ -90,6 +110,13 @@ public:
     void set_parameter(const std::string& name, std::span<const float> values);
     /// A copy of parameter `name` (row-major).
     std::vector<float> parameter(const std::string& name) const;
+
+    /// Switches inference to `precision` (see Precision). Int8 quantises the current parameters
+    /// now; set_parameter() afterwards re-quantises the layer it changed. Throws
+    /// InvalidArgument when LibTorch has no quantized engine. Not thread-safe (call it before
+    /// sharing the model).
+    void set_precision(Precision precision);
+    Precision precision() const noexcept;
 
     /// Last hidden states of one or more sequences: a flat row-major [length x hidden] vector per
     /// sequence (padding removed). Sequences are grouped by length into batches of at most

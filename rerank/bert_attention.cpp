@@ -54,6 +54,31 @@ void gemm(bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float al
 
 }  // namespace
 
+torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias) {
+    const auto f = dnnl_sgemm();
+    if (!f || x.scalar_type() != torch::kFloat32 || weight.scalar_type() != torch::kFloat32 ||
+        weight.dim() != 2 || x.size(-1) != weight.size(1)) {
+        return torch::linear(x, weight, bias);
+    }
+    const auto xc = x.contiguous();
+    const auto wc = weight.contiguous();
+    const auto n = wc.size(0), k = wc.size(1);
+    const auto m = k > 0 ? xc.numel() / k : 0;
+    auto sizes = xc.sizes().vec();
+    sizes.back() = n;
+    auto y = torch::empty(sizes, torch::kFloat32);
+    if (m == 0 || n == 0) return y.zero_();
+    float beta = 0.0f;
+    if (bias.defined()) {  // C = bias, then C = A W^T + C
+        y.view({m, n}).copy_(bias.to(torch::kFloat32).view({1, n}).expand({m, n}));
+        beta = 1.0f;
+    }
+    f('N', 'T', m, n, k, 1.0f, xc.data_ptr<float>(), k, wc.data_ptr<float>(), k, beta,
+      y.data_ptr<float>(), n);
+    return y;
+}
+
 torch::Tensor fused_self_attention(const torch::Tensor& qkv_in, const torch::Tensor& mask_add,
                                    std::int64_t heads, std::int64_t head_dim) {
     TORCH_CHECK(qkv_in.dim() == 3 && qkv_in.scalar_type() == torch::kFloat32,

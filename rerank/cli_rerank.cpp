@@ -58,6 +58,7 @@ struct RerankArgs {
     std::string index, corpus, topics, run, model, type, output, tag;
     std::string topic_field = "title";
     std::string tk_cache;  // tk: passage cache file or "none" (default: automatic)
+    std::string quantize;  // cat: "fp32" / "int8"; empty = the stage default (fp32)
     std::size_t depth = 100;
     std::size_t batch = 32;
     std::size_t max_length = 512;
@@ -85,6 +86,10 @@ nlohmann::json stage_config(const RerankArgs& a) {
     if (a.type == "tk" && !a.tk_cache.empty()) c["cache"] = a.tk_cache;
     if (a.type != "tk" && !a.tk_cache.empty()) {
         throw plumb::ConfigError("--tk-cache needs --type tk");
+    }
+    if (!a.quantize.empty()) {
+        if (a.type != "cat") throw plumb::ConfigError("--quantize applies to --type cat only");
+        c["quantize"] = a.quantize;
     }
     return c;
 }
@@ -263,6 +268,11 @@ const plumb::cli::CommandRegistrar kRerank{
         cmd->add_option("--tk-cache", args->tk_cache,
                         "tk: passage cache file (plumb tk-cache), or none (default: the model "
                         "folder's passage-cache-<checksum>.plumbtkc when present)");
+        cmd->add_option("--quantize", args->quantize,
+                        "cat: fp32 (default) or int8 (dynamic int8 quantisation of the "
+                        "Transformer blocks' linear layers, built from the fp32 checkpoint at "
+                        "load; faster, scores approximate: see rerank/README.md)")
+            ->check(CLI::IsMember({"fp32", "int8"}));
         cmd->add_flag("--no-token-types", args->no_token_types,
                       "torchscript: call forward(input_ids, attention_mask) without token types");
         cmd->add_option("--tag", args->tag, "Run tag (default plumb-<stage>)");

@@ -25,6 +25,12 @@ CrossEncoderStage::CrossEncoderStage(std::shared_ptr<const BertModel> model,
     if (m_options.log_softmax && labels < 2) {
         throw InvalidArgument("CrossEncoderStage: log_softmax needs a head with >= 2 labels");
     }
+    if (m_model->precision() != m_options.precision) {
+        throw InvalidArgument(std::string("CrossEncoderStage: the model computes in ") +
+                              precision_name(m_model->precision()) + " but the options ask for " +
+                              precision_name(m_options.precision) +
+                              " (BertModel::set_precision before sharing the model)");
+    }
     check_vocabulary_fits(*m_model, m_tokenizer->vocab(), "CrossEncoderStage");
     const auto positions = static_cast<std::size_t>(m_model->config().max_position_embeddings);
     m_options.max_length = std::min(m_options.max_length, positions);
@@ -37,7 +43,9 @@ std::unique_ptr<CrossEncoderStage> CrossEncoderStage::from_folder(const std::fil
                                                                   CrossEncoderOptions options) {
     BertCheckpointOptions ck;
     ck.heads = HeadSelection::Classifier;
-    auto model = std::make_shared<const BertModel>(load_bert_checkpoint(dir, ck));
+    auto loaded = std::make_shared<BertModel>(load_bert_checkpoint(dir, ck));
+    loaded->set_precision(options.precision);  // int8: quantised from the fp32 checkpoint
+    std::shared_ptr<const BertModel> model = std::move(loaded);
     auto tok = std::make_shared<const WordPieceTokenizer>(WordPieceTokenizer::from_folder(dir));
     return std::make_unique<CrossEncoderStage>(std::move(model), std::move(tok),
                                                std::move(options));
@@ -131,7 +139,8 @@ std::shared_ptr<const RerankStage> CrossEncoderStage::from_config(const nlohmann
     const std::string where = "re-rank stage cat";
     check_keys(
         c,
-        {"model", "depth", "name", "batch_size", "max_length", "label", "log_softmax", "threads"},
+        {"model", "depth", "name", "batch_size", "max_length", "label", "log_softmax", "threads",
+         "quantize"},
         where);
     CrossEncoderOptions o;
     o.depth = config_positive_size(c, "depth", o.depth, where);
@@ -146,6 +155,14 @@ std::shared_ptr<const RerankStage> CrossEncoderStage::from_config(const nlohmann
     o.log_softmax = config_bool(c, "log_softmax", false, where);
     o.threads = static_cast<int>(config_size(c, "threads", 0, where));
     o.name = config_string(c, "name", o.name, where);
+    if (c.contains("quantize")) {
+        const auto& q = c["quantize"];
+        if (!q.is_string() || (q != "fp32" && q != "int8")) {
+            throw ConfigError(where + ": \"quantize\" must be \"fp32\" or \"int8\", got " +
+                              q.dump());
+        }
+        o.precision = parse_precision(q.get<std::string>());
+    }
     return from_folder(ctx.resolve(config_required_string(c, "model", where)), o);
 }
 

@@ -38,6 +38,10 @@ struct CrossEncoderOptions {
     std::int64_t label = -1;
     /// Score = log_softmax(logits)[label] instead of the raw logit (needs >= 2 labels).
     bool log_softmax = false;
+    /// Inference arithmetic (rerank/bert.hpp Precision; int8 = dynamic quantisation of the
+    /// Transformer blocks' projections). from_folder() quantises the loaded model; the
+    /// constructor requires a given model to be in this precision already.
+    Precision precision = Precision::Fp32;
     int threads = 0;                ///< Torch intra-op threads during calls; 0 = unchanged
     std::string name = "bert-cat";  ///< stage name (score trace key)
 };
@@ -45,8 +49,10 @@ struct CrossEncoderOptions {
 class CrossEncoderStage : public RerankStage {
 public:
     /// Throws InvalidArgument when the model has no classifier, the label is out of range,
-    /// log_softmax is asked for a 1-label head, or the tokenizer's vocabulary is larger than the
-    /// model's embedding table; max_length is capped at the model's positions.
+    /// log_softmax is asked for a 1-label head, the tokenizer's vocabulary is larger than the
+    /// model's embedding table, or the model's precision differs from options.precision
+    /// (BertModel::set_precision() before sharing it); max_length is capped at the model's
+    /// positions.
     CrossEncoderStage(std::shared_ptr<const BertModel> model,
                       std::shared_ptr<const WordPieceTokenizer> tokenizer,
                       CrossEncoderOptions options = {});
@@ -55,7 +61,8 @@ public:
     /// Loads a Hugging Face cross-encoder folder (config.json, vocab.txt, model.safetensors,
     /// optional tokenizer_config.json). Throws CheckpointError, IoError, ParseError.
     /// Pipeline factory "cat": {"model": HF_DIR, "depth", "name", "batch_size", "max_length",
-    /// "label", "log_softmax", "threads"} (plugin/builtins/builtins.hpp).
+    /// "label", "log_softmax", "threads", "quantize": "fp32" | "int8"}
+    /// (plugin/builtins/builtins.hpp). from_folder() applies options.precision to the model.
     static std::shared_ptr<const RerankStage> from_config(const nlohmann::json& config,
                                                           StageContext& ctx);
     static std::unique_ptr<CrossEncoderStage> from_folder(const std::filesystem::path& dir,

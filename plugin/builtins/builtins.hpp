@@ -19,7 +19,10 @@
 /// Re-rank stages ("rerank"; all take "depth" (100) and "name"):
 ///   "tk"          {"model": DIR, "batch_size": 64, "threads": 0}
 ///   "cat"         {"model": HF_DIR, "batch_size": 32, "max_length": 512, "label": -1,
-///                  "log_softmax": false, "threads": 0}            (BERT-CAT cross-encoder)
+///                  "log_softmax": false, "threads": 0, "quantize": "fp32"}
+///                                                                 (BERT-CAT cross-encoder;
+///                                                                 "quantize": "int8" = dynamic
+///                                                                 int8, rerank/README.md)
 ///   "dot"         {"model": HF_DIR, "batch_size": 32, "max_length": 256, "pooling": "cls",
 ///                  "similarity": "dot", "threads": 0}             (BERT-DOT re-scoring)
 ///   "torchscript" {"model": FILE_OR_DIR, "batch_size": 32, "max_length": 512, "threads": 0,

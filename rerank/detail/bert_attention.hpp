@@ -20,6 +20,15 @@ namespace plumb::rerank::detail {
 /// Keys whose mask value is below half the lowest float (padding) are skipped, which is exact:
 /// their softmax weight underflows to 0 in the unfused computation as well.
 /// Inference only (no autograd graph).
+/// x W^T + b (torch::linear's result, up to float rounding) through oneDNN's sgemm when
+/// LibTorch's oneDNN library is loaded (else torch::linear). Called outside a parallel region,
+/// oneDNN threads the product over the same OpenMP pool as at::parallel_for, instead of
+/// OpenBLAS's own pthreads (whose hand-offs with the OpenMP workers, spinning on 2 cores,
+/// cost MiniLM-sized layers a large part of their time). x: float32 [..., K]; weight [N, K];
+/// bias [N] or undefined. Inference only (no autograd graph).
+torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias);
+
 torch::Tensor fused_self_attention(const torch::Tensor& qkv, const torch::Tensor& mask_add,
                                    std::int64_t heads, std::int64_t head_dim);
 

@@ -14,6 +14,7 @@
 
 #include "rerank/bert.hpp"
 #include "rerank/hf_config.hpp"
+#include "rerank/detail/int8_linear.hpp"
 
 namespace plumb::rerank::detail {
 
@@ -86,6 +87,12 @@ struct BertDropout {
 /// ones recorded by refresh_fused()) and concatenates the parameters per call, which gives the
 /// same numbers, only slower; refresh_fused() (called by detail::Trainable before inference and
 /// saving) makes the fast path current again.
+///
+/// Int8 (set_int8(true), inference only): the four projections (fused query/key/value,
+/// attention output, intermediate, output) run as Int8Linear layers quantised from the current
+/// parameters; attention scores/softmax, GELU, residuals and LayerNorms stay fp32. The
+/// quantised copies follow the parameters like the fused copy: refresh_fused() rebuilds them,
+/// and while they are stale (parameter versions changed) forward() computes in fp32.
 struct BertLayerImpl : torch::nn::Module {
     BertLayerImpl(const HfConfig& config, Activation activation);
     /// x: [B, L, H]; mask_add: [B, 1, 1, L] additive key mask (0 or most negative float).
@@ -96,6 +103,10 @@ struct BertLayerImpl : torch::nn::Module {
     void refresh_fused();
     /// True when the fused copy matches the current query/key/value parameters.
     bool fused_current() const;
+    /// Switches the int8 projections on (quantised from the current parameters) or off.
+    void set_int8(bool on);
+    /// True when int8 is on and its copies match the current parameters.
+    bool int8_current() const;
 
     BertAttention attention{nullptr};
     BertIntermediate intermediate{nullptr};
@@ -107,6 +118,14 @@ struct BertLayerImpl : torch::nn::Module {
     torch::Tensor fused_weight;  ///< [3H, H], not a parameter
     torch::Tensor fused_bias;    ///< [3H]
     std::array<std::int64_t, 6> fused_versions{};  ///< q/k/v weight, bias versions at refresh
+
+    struct Int8Projections {
+        Int8Linear qkv, attention_output, intermediate, output;
+        std::vector<std::int64_t> versions;  ///< versions of the 12 source parameters
+    };
+    std::shared_ptr<const Int8Projections> int8;  ///< null = fp32 projections
+    /// Version counters of the parameters the int8 copies are built from.
+    std::vector<std::int64_t> int8_source_versions() const;
 };
 TORCH_MODULE(BertLayer);
 
@@ -138,6 +157,8 @@ struct BertNetImpl : torch::nn::Module {
     BertDropout* active_dropout();
     /// refresh_fused() of every layer.
     void refresh_fused();
+    /// set_int8() of every layer.
+    void set_int8(bool on);
     /// Pooler output from the [CLS] states [B, H].
     torch::Tensor pool(const torch::Tensor& cls);
     torch::Tensor classify(const torch::Tensor& pooled);

@@ -127,6 +127,40 @@ TEST(CliRerank, BadInputFailsWithMessage) {
               0);
 }
 
+TEST(CliRerank, QuantizeInt8AndBadValues) {
+    Fixture f;
+    const auto out = f.tmp.path / "int8.run";
+    const std::string common = "rerank --corpus " + (f.tmp.path / "corpus.tsv").string() +
+                               " --topics " + (f.tmp.path / "topics.tsv").string() + " --run " +
+                               (f.tmp.path / "bm25.run").string() + " --model " +
+                               (kRef / "tiny_bert_cat1").string() + " --depth 3 --quiet";
+    ASSERT_EQ(run(common + " --type cat --quantize int8 --output " + out.string(),
+                  f.tmp.path / "log"),
+              0)
+        << plumb::read_file(f.tmp.path / "log");
+    auto lines = read_run(out);
+    ASSERT_EQ(lines.size(), 12u);
+    // int8 scores approximate the reference logits of each query's own passage (the model is
+    // 2 x 8: rows of 8 weights, so the tolerance is loose; see rerank/README.md).
+    for (const auto& l : lines) {
+        if (l.docid[0] != 'p') continue;
+        const auto i = static_cast<std::size_t>(std::stoi(l.docid.substr(1)));
+        EXPECT_NEAR(l.score, f.logits[i], 0.05) << l.qid << " " << l.docid;
+    }
+    // Bad values: CLI11 rejects other names; a quantised type other than cat is an error.
+    EXPECT_NE(run(common + " --type cat --quantize int4 --output " + out.string() + "2",
+                  f.tmp.path / "log"),
+              0);
+    EXPECT_NE(plumb::read_file(f.tmp.path / "log").find("int4"), std::string::npos);
+    EXPECT_EQ(run(common + " --type dot --quantize int8 --output " + out.string() + "3",
+                  f.tmp.path / "log"),
+              1);
+    EXPECT_NE(plumb::read_file(f.tmp.path / "log").find("--quantize applies to --type cat only"),
+              std::string::npos)
+        << plumb::read_file(f.tmp.path / "log");
+    EXPECT_FALSE(fs::exists(f.tmp.path / "int8.run3"));
+}
+
 TEST(CliRerank, EncodeDenseSearchAndFusion) {
     Fixture f;
     const auto vec = f.tmp.path / "vec";
