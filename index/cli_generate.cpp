@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "plugin/cli/options.hpp"
 #include "index/generator.hpp"
 #include "index/planted.hpp"
 #include "plugin/cli/command.hpp"
+#include "plugin/cli/options.hpp"
 #include "plugin/cli/progress_bar.hpp"
 
 namespace {
@@ -22,6 +22,7 @@ struct GenerateArgs {
     std::string answer_positions = "early";
     std::string distractor_positions = "opposite";
     plumb::index::PlantedConfig p;
+    double candidate_gender_share = 0.0;
     CLI::App* cmd = nullptr;  // to tell given options from defaults
 };
 
@@ -51,6 +52,15 @@ void run_planted(const GenerateArgs& a) {
     c.gender_share = a.p.gender_share;
     c.gender_skew = a.p.gender_skew;
     c.max_gender_words = a.p.max_gender_words;
+    c.female_query_share = a.p.female_query_share;
+    c.male_query_share = a.p.male_query_share;
+    c.query_gender_skew = a.p.query_gender_skew;
+    if (given("--candidate-gender-share")) c.candidate_gender_share = a.candidate_gender_share;
+    c.liwc_words = a.p.liwc_words;
+    c.liwc_skew = a.p.liwc_skew;
+    c.generated_pairs = a.p.generated_pairs;
+    c.complexity_levels = a.p.complexity_levels;
+    c.clause_terms = a.p.clause_terms;
     c.shown_k = a.p.shown_k;
     c.unanswered = a.p.unanswered;
     PlantedGenerator generator(c);
@@ -92,7 +102,9 @@ const plumb::cli::CommandRegistrar kGenerate{
             "DIR/topics.tsv and DIR/qrels.txt (Zipf-distributed pseudo-words; queries built from "
             "the words planted in their graded relevant passages). With --planted: the "
             "planted-bias collection (answer positions, hard negatives, gender skew, "
-            "survivorship rankings, train triples, splits; see index/README.md)",
+            "survivorship rankings, train triples, splits; opt-in: gendered queries with "
+            "category words and generated pairs, gendered candidates, complexity levels; see "
+            "index/README.md)",
             run_generate);
         args->cmd = cmd;
         auto& c = args->config;
@@ -177,6 +189,39 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "Share of gendered relevant passages that are male-leaning"));
         opt(cmd->add_option("--max-gender-words", p.max_gender_words,
                             "Gender words per gendered passage: 1..max"));
+        opt(cmd->add_option("--female-queries", p.female_query_share,
+                            "Share of female queries (paper 001: one female word in the query; "
+                            "labels in query_gender.tsv)"));
+        opt(cmd->add_option("--male-queries", p.male_query_share, "Share of male queries"));
+        opt(cmd->add_option("--query-gender-skew", p.query_gender_skew,
+                            "P(a gendered query's relevant passage carries its own gender's "
+                            "words; else the other gender's)"));
+        opt(cmd->add_option("--liwc-words", p.liwc_words,
+                            "Category words (liwc.dic) per planted passage of a gendered query"));
+        opt(cmd->add_option("--liwc-skew", p.liwc_skew,
+                            "P(a gendered query's relevant passage draws a category word from "
+                            "its gender's stereotyped categories; else uniform)"));
+        opt(cmd->add_option("--generated-pairs", p.generated_pairs,
+                            "Generated (query, passage) pairs for debias balance "
+                            "(generated_pairs.tsv, generated_gender.tsv; needs gendered "
+                            "queries)"));
+        cmd->add_option("--candidate-gender-share", args->candidate_gender_share,
+                        "Share of every query's planted passages (relevant, partial, hard "
+                        "negatives) with gender words, instead of --gender-share (paper 004: "
+                        "PRF_m / PRF_f defined for most queries); unset = --gender-share")
+            ->group(g)
+            ->needs(planted);
+        {
+            auto* levels = cmd->add_flag("--complexity-levels", p.complexity_levels,
+                                         "Simple / medium / complex queries whose relevance "
+                                         "cues differ (paper 003; labels in "
+                                         "query_complexity.tsv)")
+                               ->group(g)
+                               ->needs(planted);
+            opt(cmd->add_option("--clause-terms", p.clause_terms,
+                                "Content words in a complex query's subordinate clause")
+                    ->needs(levels));
+        }
         opt(cmd->add_option("--shown-k", p.shown_k,
                             "Passages shown to the annotator per query (survivorship)"));
         opt(cmd->add_option("--unanswered", p.unanswered, "Share of unanswered queries"));

@@ -24,9 +24,57 @@ constexpr std::uint64_t kPassageDomain = 103;
 constexpr std::uint64_t kQueryTextDomain = 104;
 constexpr std::uint64_t kTripleDomain = 105;
 constexpr std::uint64_t kShownDomain = 106;
+constexpr std::uint64_t kQueryGenderDomain = 107;      // gendered queries (opt-in)
+constexpr std::uint64_t kComplexityDomain = 108;       // complexity levels (opt-in)
+constexpr std::uint64_t kQueryGenderTextDomain = 109;  // the gender word of a gendered query
+constexpr std::uint64_t kLiwcDomain = 110;             // category words (gendered queries)
+constexpr std::uint64_t kGeneratedDomain = 111;        // generated pairs
 
 // Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
 constexpr std::uint32_t kGenderBase = 0xF0000000u;
+// Category words (liwc.dic) are kLiwcBase + leaf · kLiwcPerLeaf + j.
+constexpr std::uint32_t kLiwcBase = 0xE0000000u;
+
+// The built-in LIWC-format dictionary: leaf categories with their dictionary ids (a leaf under
+// affect or drives also carries the parent's id) and ten words each. English words that are
+// neither gender words nor pseudo-words (they break the syllable pattern of generator.cpp).
+struct LiwcLeaf {
+    const char* name;
+    const char* ids;
+    std::array<const char*, 10> words;
+};
+constexpr std::size_t kLiwcPerLeaf = 10;
+constexpr std::array<LiwcLeaf, 7> kLiwcLeaves{{
+    {"posemo",
+     "1 2",
+     {"happy", "love", "nice", "glad", "joy", "kind", "hope", "enjoy", "lovely", "sweet"}},
+    {"negemo",
+     "1 3",
+     {"sad", "angry", "afraid", "hurt", "worry", "upset", "fear", "cry", "lonely", "nervous"}},
+    {"cogproc",
+     "4",
+     {"think", "know", "because", "reason", "understand", "believe", "consider", "idea", "maybe",
+      "realize"}},
+    {"achieve",
+     "5 6",
+     {"win", "success", "goal", "earn", "achieve", "effort", "ambition", "award", "victory",
+      "compete"}},
+    {"work",
+     "7",
+     {"job", "office", "career", "business", "salary", "boss", "project", "employee", "market",
+      "company"}},
+    {"home",
+     "8",
+     {"house", "kitchen", "garden", "room", "clean", "cook", "bed", "furniture", "dinner",
+      "laundry"}},
+    {"leisure",
+     "9",
+     {"music", "game", "party", "movie", "sport", "travel", "holiday", "dance", "fun", "hobby"}},
+}};
+// Stereotyped leaves per gender (our choice): female posemo, negemo, home; male achieve, work,
+// leisure.
+constexpr std::array<std::size_t, 3> kFemaleLeaves{0, 1, 5};
+constexpr std::array<std::size_t, 3> kMaleLeaves{3, 4, 6};
 
 constexpr std::size_t kHistogramBins = 10;
 
@@ -57,6 +105,44 @@ const std::vector<QuestionKind>& question_kinds() {
     return kinds;
 }
 constexpr const char* kConnectors[] = {"of", "in", "for", "on", "to", "and", "with", "from", "at"};
+
+// Subordinate clauses of complex queries (relative, adverbial): English function words and
+// verbs WordNet knows, so that the complexity analyser sees verbs, clauses and dependent
+// clauses. None is a gender word.
+constexpr const char* kClauses[] = {"that is used to make",        "that can be found in",
+                                    "which was made with",         "when you need",
+                                    "because it is used for",      "if they want to buy",
+                                    "where people go to see",      "after it was sold to",
+                                    "so that it can be used with", "which they often use for"};
+constexpr const char* kClauseJoins[] = {"and", "or", "with", "for", "in"};
+
+// A question: a prefix of a random question kind (its type in `type`), then `words` joined now
+// and then by a connector; `prefix_words` receives the prefix's word count.
+std::string question_text(const std::vector<std::string>& words, std::mt19937_64& rng,
+                          std::string& type, std::size_t& prefix_words) {
+    const auto& kinds = question_kinds();
+    const QuestionKind& kind = kinds[uniform_below(rng, kinds.size())];
+    type = kind.type;
+    std::string text = kind.prefixes[uniform_below(rng, kind.prefixes.size())];
+    prefix_words = 1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), ' '));
+    for (std::size_t k = 0; k < words.size(); ++k) {
+        if (k > 0 && uniform01(rng) < 0.5) {
+            text += ' ';
+            text += kConnectors[uniform_below(rng, std::size(kConnectors))];
+        }
+        text += ' ';
+        text += words[k];
+    }
+    return text;
+}
+
+// Pronouns and titles of the gender word list are not put into queries (nouns read better).
+bool query_gender_word(const std::string& w) {
+    for (const char* p :
+         {"she", "her", "hers", "herself", "he", "him", "his", "himself", "mrs", "mr"})
+        if (w == p) return false;
+    return true;
+}
 
 std::size_t bin_of(double x) {
     auto b = static_cast<std::size_t>(std::floor(x * kHistogramBins));
@@ -114,6 +200,18 @@ const char* distractor_positions_name(DistractorPositions value) noexcept {
             return "uniform";
         case DistractorPositions::Early:
             return "early";
+    }
+    return "?";
+}
+
+const char* complexity_level_name(std::uint8_t level) noexcept {
+    switch (level) {
+        case 0:
+            return "simple";
+        case 1:
+            return "medium";
+        case 2:
+            return "complex";
     }
     return "?";
 }
@@ -180,6 +278,20 @@ void PlantedConfig::validate() const {
     share(gender_skew, "gender_skew");
     if (max_gender_words == 0 || max_gender_words > 100)
         bad("max_gender_words must be in [1, 100]");
+    share(female_query_share, "female_query_share");
+    share(male_query_share, "male_query_share");
+    if (female_query_share + male_query_share > 1.0)
+        bad("female_query_share + male_query_share must be at most 1");
+    share(query_gender_skew, "query_gender_skew");
+    if (candidate_gender_share) share(*candidate_gender_share, "candidate_gender_share");
+    if (clause_terms == 0 || clause_terms > 10) bad("clause_terms must be in [1, 10]");
+    if (liwc_words > 100) bad("liwc_words must be at most 100");
+    share(liwc_skew, "liwc_skew");
+    if (generated_pairs > 10'000'000) bad("generated_pairs must be at most 10,000,000");
+    if (generated_pairs > 0 && female_query_share + male_query_share <= 0.0)
+        bad("generated_pairs need gendered queries (female_query_share or male_query_share)");
+    if (complexity_levels && max_query_terms + clause_terms > base.vocab / 4)
+        bad("max_query_terms + clause_terms must be at most vocab/4");
     if (shown_k == 0 || shown_k > 1000) bad("shown_k must be in [1, 1000]");
     share(unanswered, "unanswered");
     if (!(shown_rank_p > 0.0 && shown_rank_p <= 1.0)) bad("shown_rank_p must be in (0, 1]");
@@ -195,6 +307,53 @@ void PlantedConfig::validate() const {
 // ---------------------------------------------------------------------------------------------
 // Gender words
 // ---------------------------------------------------------------------------------------------
+
+const std::string& PlantedGenerator::liwc_dictionary() {
+    static const std::string text = [] {
+        std::string t =
+            "%\n1\taffect\n2\tposemo\n3\tnegemo\n4\tcogproc\n5\tdrives\n6\tachieve\n7\twork\n"
+            "8\thome\n9\tleisure\n%\n";
+        for (const auto& leaf : kLiwcLeaves)
+            for (const char* w : leaf.words) t += std::string(w) + '\t' + leaf.ids + '\n';
+        return t;
+    }();
+    return text;
+}
+
+void PlantedGenerator::add_category_words(std::vector<std::uint32_t>& words, char gender,
+                                          bool stereotyped, std::mt19937_64& rng) const {
+    const auto& stereo = gender == 'f' ? kFemaleLeaves : kMaleLeaves;
+    for (std::uint32_t n = 0; n < m_config.liwc_words; ++n) {
+        const std::size_t leaf = stereotyped && uniform01(rng) < m_config.liwc_skew
+                                     ? stereo[uniform_below(rng, stereo.size())]
+                                     : uniform_below(rng, kLiwcLeaves.size());
+        const auto w = kLiwcBase + static_cast<std::uint32_t>(leaf * kLiwcPerLeaf +
+                                                              uniform_below(rng, kLiwcPerLeaf));
+        const auto pos = uniform_below(rng, words.size() + 1);
+        words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), w);
+    }
+}
+
+std::string PlantedGenerator::with_gender_word(const std::string& text, char gender,
+                                               std::size_t first, std::size_t last,
+                                               std::mt19937_64& rng) {
+    std::vector<std::string> pool;
+    for (const auto& [w, g] : gender_words())
+        if (g == gender && query_gender_word(w)) pool.push_back(w);
+    const std::string& gw = pool[uniform_below(rng, pool.size())];
+    std::vector<std::string> words;
+    for (std::size_t at = 0; at <= text.size();) {
+        const auto sp = std::min(text.find(' ', at), text.size());
+        words.push_back(text.substr(at, sp - at));
+        at = sp + 1;
+    }
+    last = std::min(last, words.size());
+    const auto pos = first + uniform_below(rng, last - first + 1);
+    words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), gw);
+    std::string out;
+    for (std::size_t k = 0; k < words.size(); ++k) out += (k ? " " : "") + words[k];
+    return out;
+}
 
 const std::vector<std::pair<std::string, char>>& PlantedGenerator::gender_words() {
     // Gender-definitional English words (in the spirit of Rekabsaz & Schedl 2020's list). None
@@ -242,6 +401,8 @@ void PlantedGenerator::build_plan() {
         hi = std::min(vocab, lo + 2.0 * c.max_query_terms);
         if (hi - lo + 1 < c.max_query_terms) lo = 1;
     }
+    m_term_lo = lo;
+    m_term_hi = hi;
     // Answer words: uniform ranks in [alo, ahi].
     double ahi = std::max(1.0, std::floor(c.answer_rank_max * vocab));
     double alo = std::min(ahi, std::max(1.0, std::ceil(c.answer_rank_min * vocab)));
@@ -276,6 +437,43 @@ void PlantedGenerator::build_plan() {
         }
         partials[q] = static_cast<std::uint32_t>(uniform_below(rng, c.max_partial + 1ULL));
         planted += 1 + partials[q] + c.hard_negatives;
+    }
+
+    // Opt-in causes, each from its own stream, so that the draws above (and every file) are the
+    // same as without them when they are off.
+    if (c.female_query_share > 0.0 || c.male_query_share > 0.0) {
+        for (std::uint64_t q = 0; q < nq; ++q) {
+            auto rng = stream(kQueryGenderDomain, q);
+            const double u = uniform01(rng);
+            m_queries[q].gender = u < c.female_query_share                        ? 'f'
+                                  : u < c.female_query_share + c.male_query_share ? 'm'
+                                                                                  : 'n';
+        }
+    }
+    if (c.complexity_levels) {
+        for (std::uint64_t q = 0; q < nq; ++q) {
+            auto rng = stream(kComplexityDomain, q);
+            QueryPlan& plan = m_queries[q];
+            plan.level = static_cast<std::uint8_t>(uniform_below(rng, 3));
+            if (plan.level != 2) continue;
+            auto taken = [&](std::uint32_t r) {
+                return std::find(plan.terms.begin(), plan.terms.end(), r) != plan.terms.end() ||
+                       std::find(plan.answer.begin(), plan.answer.end(), r) != plan.answer.end() ||
+                       std::find(plan.clause.begin(), plan.clause.end(), r) != plan.clause.end();
+            };
+            // Same range as the terms; vocab >= 4 (max_query_terms + clause_terms) (validate).
+            double clo = lo, chi = hi;
+            if (chi - clo + 1 < 2.0 * (c.max_query_terms + c.clause_terms + c.answer_words)) {
+                clo = 1;
+                chi = vocab;
+            }
+            while (plan.clause.size() < c.clause_terms) {
+                auto r = static_cast<std::uint32_t>(
+                    clo * std::exp(uniform01(rng) * std::log((chi + 1) / clo)));
+                r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(chi));
+                if (!taken(r)) plan.clause.push_back(r);
+            }
+        }
     }
 
     // Distinct passages for all plants: partial Fisher-Yates over 0..passages-1 with a sparse
@@ -353,7 +551,14 @@ std::string PlantedGenerator::text_of(const std::vector<std::uint32_t>& tokens) 
     const auto& gw = gender_words();
     for (std::size_t k = 0; k < tokens.size(); ++k) {
         if (k) out += ' ';
-        out += tokens[k] >= kGenderBase ? gw[tokens[k] - kGenderBase].first : word(tokens[k]);
+        const auto t = tokens[k];
+        if (t >= kGenderBase)
+            out += gw[t - kGenderBase].first;
+        else if (t >= kLiwcBase)
+            out +=
+                kLiwcLeaves[(t - kLiwcBase) / kLiwcPerLeaf].words[(t - kLiwcBase) % kLiwcPerLeaf];
+        else
+            out += word(t);
     }
     return out;
 }
@@ -374,10 +579,23 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     }
     const bool relevant = out.role == PassageRole::Answer || out.role == PassageRole::Partial;
 
+    // Category words of a gendered query's planted passages (own stream: nothing else moves).
+    if (plan && plan->gender != 'n' && c.liwc_words > 0) {
+        auto lrng = stream(kLiwcDomain, i);
+        add_category_words(words, plan->gender, relevant, lrng);
+    }
+
     // Gender words at random positions of the background (before the block goes in, so the
     // block stays contiguous).
-    if (uniform01(rng) < c.gender_share) {
-        const bool male = uniform01(rng) < (relevant ? c.gender_skew : 0.5);
+    double share = c.gender_share;
+    double p_male = relevant ? c.gender_skew : 0.5;
+    if (plan && c.candidate_gender_share) share = *c.candidate_gender_share;
+    if (plan && relevant && plan->gender != 'n') {
+        share = 1.0;  // uniform01 < 1: always gendered
+        p_male = plan->gender == 'm' ? c.query_gender_skew : 1.0 - c.query_gender_skew;
+    }
+    if (uniform01(rng) < share) {
+        const bool male = uniform01(rng) < p_male;
         out.gender = male ? 'm' : 'f';
         const auto& gw = gender_words();
         std::vector<std::uint32_t> pool;
@@ -414,6 +632,9 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
             keep = std::clamp<std::size_t>(keep, 1, t - 1);
             for (std::size_t k = 0; k < keep; ++k)
                 for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
+            // Complex queries: the clause's words too (lexical overlap points here).
+            for (auto w : plan->clause)
+                for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(w);
             const std::size_t a = plan->answer.size();
             if (a >= 2) {
                 std::vector<std::uint32_t> answer = plan->answer;
@@ -471,6 +692,23 @@ std::vector<std::string> PlantedGenerator::answer_span(std::uint32_t query) cons
     return out;
 }
 
+std::vector<std::string> PlantedGenerator::clause_terms(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    std::vector<std::string> out;
+    for (auto r : m_queries[query].clause) out.push_back(word(r));
+    return out;
+}
+
+char PlantedGenerator::query_gender(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].gender;
+}
+
+std::uint8_t PlantedGenerator::complexity_level(std::uint32_t query) const {
+    if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
+    return m_queries[query].level;
+}
+
 std::vector<std::string> PlantedGenerator::query_terms(std::uint32_t query) const {
     if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
     std::vector<std::string> out;
@@ -489,18 +727,28 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
     auto rng = stream(kQueryTextDomain, q);
     std::vector<std::uint32_t> terms = plan.terms;
     shuffle(terms, rng);
-    if (uniform01(rng) < c.question_share) {
-        const auto& kinds = question_kinds();
-        const QuestionKind& kind = kinds[uniform_below(rng, kinds.size())];
-        out.type = kind.type;
-        out.text = kind.prefixes[uniform_below(rng, kind.prefixes.size())];
-        for (std::size_t k = 0; k < terms.size(); ++k) {
-            if (k > 0 && uniform01(rng) < 0.5) {
-                out.text += ' ';
-                out.text += kConnectors[uniform_below(rng, std::size(kConnectors))];
-            }
+    const bool drawn_question = uniform01(rng) < c.question_share;
+    const bool question = c.complexity_levels ? plan.level >= 1 : drawn_question;
+    // A gender word goes between the question prefix and the subordinate clause.
+    std::size_t prefix_words = 0, main_words = 0;
+    if (c.complexity_levels) out.complexity = complexity_level_name(plan.level);
+    if (question) {
+        std::vector<std::string> term_words;
+        for (auto t : terms) term_words.push_back(word(t));
+        out.text = question_text(term_words, rng, out.type, prefix_words);
+        main_words =
+            1 + static_cast<std::size_t>(std::count(out.text.begin(), out.text.end(), ' '));
+        if (!plan.clause.empty()) {
             out.text += ' ';
-            out.text += word(terms[k]);
+            out.text += kClauses[uniform_below(rng, std::size(kClauses))];
+            for (std::size_t k = 0; k < plan.clause.size(); ++k) {
+                if (k) {
+                    out.text += ' ';
+                    out.text += kClauseJoins[uniform_below(rng, std::size(kClauseJoins))];
+                }
+                out.text += ' ';
+                out.text += word(plan.clause[k]);
+            }
         }
     } else {
         out.type = "keyword";
@@ -513,6 +761,81 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
         if (k) out.answer += ' ';
         out.answer += word(plan.answer[k]);
     }
+    out.gender = plan.gender;
+    if (plan.gender != 'n') {
+        // One gender word of the query's gender, after the question prefix.
+        auto grng = stream(kQueryGenderTextDomain, q);
+        if (main_words == 0) main_words = terms.size();  // keyword queries: anywhere
+        out.text = with_gender_word(out.text, plan.gender, prefix_words, main_words, grng);
+    }
+    return out;
+}
+
+PlantedGenerator::GeneratedPair PlantedGenerator::generated_pair(std::uint64_t k) const {
+    const auto& c = m_config;
+    if (k >= c.generated_pairs)
+        throw InvalidArgument("planted generator: generated pair index out of range");
+    GeneratedPair out;
+    out.qid = "g" + std::to_string(k + 1);
+    auto rng = stream(kGeneratedDomain, k);
+    const double u = uniform01(rng);
+    out.gender = u < c.female_query_share                        ? 'f'
+                 : u < c.female_query_share + c.male_query_share ? 'm'
+                                                                 : 'n';
+    // Terms as a query's (content-word ranks, distinct).
+    const auto nterms =
+        c.min_query_terms + uniform_below(rng, c.max_query_terms - c.min_query_terms + 1);
+    std::vector<std::uint32_t> terms;
+    while (terms.size() < nterms) {
+        auto r = static_cast<std::uint32_t>(
+            m_term_lo * std::exp(uniform01(rng) * std::log((m_term_hi + 1) / m_term_lo)));
+        r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(m_term_hi));
+        if (std::find(terms.begin(), terms.end(), r) == terms.end()) terms.push_back(r);
+    }
+    std::vector<std::string> term_words;
+    for (auto t : terms) term_words.push_back(word(t));
+    std::size_t prefix_words = 0;
+    if (uniform01(rng) < c.question_share) {
+        std::string type;
+        out.query = question_text(term_words, rng, type, prefix_words);
+    } else {
+        for (std::size_t i = 0; i < term_words.size(); ++i)
+            out.query += (i ? " " : "") + term_words[i];
+    }
+    const std::size_t nwords =
+        1 + static_cast<std::size_t>(std::count(out.query.begin(), out.query.end(), ' '));
+    if (out.gender != 'n')
+        out.query = with_gender_word(out.query, out.gender, prefix_words, nwords, rng);
+
+    // The passage: background, category and gender words as a gendered query's relevant
+    // passage (neutral: category words uniform, gender words as a neutral relevant passage),
+    // then all terms as one block at an answer-like position.
+    std::vector<std::uint32_t> words = passage_words(c.base.passages + k, rng);
+    if (c.liwc_words > 0)
+        add_category_words(words, out.gender == 'n' ? 'f' : out.gender, out.gender != 'n', rng);
+    const bool gendered = out.gender != 'n' || uniform01(rng) < c.gender_share;
+    if (gendered) {
+        const double p_male = out.gender == 'n'   ? c.gender_skew
+                              : out.gender == 'm' ? c.query_gender_skew
+                                                  : 1.0 - c.query_gender_skew;
+        const char pg = uniform01(rng) < p_male ? 'm' : 'f';
+        const auto& gw = gender_words();
+        std::vector<std::uint32_t> pool;
+        for (std::uint32_t g = 0; g < gw.size(); ++g)
+            if (gw[g].second == pg) pool.push_back(kGenderBase + g);
+        for (auto n = 1 + uniform_below(rng, c.max_gender_words); n > 0; --n) {
+            auto w = pool[uniform_below(rng, pool.size())];
+            auto pos = uniform_below(rng, words.size() + 1);
+            words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), w);
+        }
+    }
+    shuffle(terms, rng);
+    const double x = draw_answer_x(rng);
+    const auto at =
+        std::clamp<std::int64_t>(std::llround(x * static_cast<double>(words.size() + terms.size())),
+                                 0, static_cast<std::int64_t>(words.size()));
+    words.insert(words.begin() + at, terms.begin(), terms.end());
+    out.passage = text_of(words);
     return out;
 }
 
@@ -617,6 +940,15 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     double answer_sum = 0.0, partial_sum = 0.0, hard_sum = 0.0;
     std::uint64_t answer_n = 0, partial_n = 0, hard_n = 0;
     std::uint64_t rel_f = 0, rel_m = 0, rel_total = 0, other_f = 0, other_m = 0;
+    // Relevant passages of gendered queries: with the query's gender / the other one.
+    std::uint64_t gq_rel_same = 0, gq_rel_other = 0;
+    // Planted candidates (relevant and hard negatives) with gender words.
+    std::uint64_t planted_total = 0, planted_gendered = 0;
+    // Category words (liwc.dic leaves) in relevant passages of female / male queries.
+    std::map<std::string, std::uint64_t> liwc_counts_f, liwc_counts_m;
+    std::unordered_map<std::string, const char*> liwc_leaf_of;
+    for (const auto& leaf : kLiwcLeaves)
+        for (const char* w : leaf.words) liwc_leaf_of.emplace(w, leaf.name);
     std::uint64_t tokens_total = 0;
 
     AtomicFile corpus(corpus_path);
@@ -630,6 +962,22 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         PlantedPassage p = passage(i);
         tokens_total += p.tokens;
         const bool relevant = p.role == PassageRole::Answer || p.role == PassageRole::Partial;
+        if (p.role != PassageRole::Background) {
+            ++planted_total;
+            planted_gendered += p.gender != 'n';
+            const char qg = m_queries[p.query].gender;
+            if (relevant && qg != 'n' && p.gender != 'n')
+                (p.gender == qg ? gq_rel_same : gq_rel_other)++;
+            if (relevant && qg != 'n' && c.liwc_words > 0) {
+                auto& counts = qg == 'f' ? liwc_counts_f : liwc_counts_m;
+                for (std::size_t at = 0; at < p.doc.text.size();) {
+                    const auto sp = std::min(p.doc.text.find(' ', at), p.doc.text.size());
+                    auto it = liwc_leaf_of.find(p.doc.text.substr(at, sp - at));
+                    if (it != liwc_leaf_of.end()) ++counts[it->second];
+                    at = sp + 1;
+                }
+            }
+        }
         if (relevant) {
             ++rel_total;
             rel_f += p.gender == 'f';
@@ -680,7 +1028,8 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     AtomicFile& answers = open("answers.tsv");
     AtomicFile& query_gender = open("query_gender.tsv");
     AtomicFile& query_types = open("query_types.tsv");
-    std::map<std::string, std::uint64_t> type_counts;
+    AtomicFile* query_complexity = c.complexity_levels ? &open("query_complexity.tsv") : nullptr;
+    std::map<std::string, std::uint64_t> type_counts, gender_counts, level_counts;
     std::uint64_t query_tokens = 0;
     for (const auto& t : all_topics) {
         std::string row = t.qid + '\t' + t.text + '\n';
@@ -690,7 +1039,12 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
                             : topics_test)
             .write(row);
         answers.write(t.qid + '\t' + t.answer + '\n');
-        query_gender.write(t.qid + "\tn\n");
+        query_gender.write(t.qid + '\t' + t.gender + '\n');
+        ++gender_counts[std::string(1, t.gender)];
+        if (query_complexity) {
+            query_complexity->write(t.qid + '\t' + t.complexity + '\n');
+            ++level_counts[t.complexity];
+        }
         query_types.write(t.qid + '\t' + t.type + '\n');
         ++type_counts[t.type];
         query_tokens +=
@@ -731,6 +1085,22 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     AtomicFile& gender = open("gender_words.txt");
     gender.write("# plumb planted-bias corpus: gender-definitional words (word,f / word,m)\n");
     for (const auto& [w, g] : gender_words()) gender.write(w + ',' + g + '\n');
+
+    // Paper 001's inputs: the category dictionary and the generated pairs.
+    const bool gendered_queries = c.female_query_share + c.male_query_share > 0.0;
+    if (gendered_queries) open("liwc.dic").write(liwc_dictionary());
+    std::map<std::string, std::uint64_t> generated_genders;
+    if (c.generated_pairs > 0) {
+        AtomicFile& pairs = open("generated_pairs.tsv");
+        AtomicFile& pair_gender = open("generated_gender.tsv");
+        for (std::uint64_t k = 0; k < c.generated_pairs; ++k) {
+            if (cancel && (k & 1023) == 0 && cancel->requested()) return out;
+            const auto g = generated_pair(k);
+            pairs.write(g.qid + '\t' + g.query + '\t' + g.qid + '\t' + g.passage + '\n');
+            pair_gender.write(g.qid + '\t' + g.gender + '\n');
+            ++generated_genders[std::string(1, g.gender)];
+        }
+    }
 
     // Annotator-shown rankings (eval/subsets.hpp shown-ranks format).
     AtomicFile& shown = open("shown_ranks.tsv");
@@ -788,6 +1158,17 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"gender_share", c.gender_share},
         {"gender_skew", c.gender_skew},
         {"max_gender_words", c.max_gender_words},
+        {"female_query_share", c.female_query_share},
+        {"male_query_share", c.male_query_share},
+        {"query_gender_skew", c.query_gender_skew},
+        {"candidate_gender_share", c.candidate_gender_share
+                                       ? nlohmann::json(*c.candidate_gender_share)
+                                       : nlohmann::json(nullptr)},
+        {"liwc_words", c.liwc_words},
+        {"liwc_skew", c.liwc_skew},
+        {"generated_pairs", c.generated_pairs},
+        {"complexity_levels", c.complexity_levels},
+        {"clause_terms", c.clause_terms},
         {"shown_k", c.shown_k},
         {"unanswered", c.unanswered},
         {"shown_rank_p", c.shown_rank_p},
@@ -802,6 +1183,9 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"dev_queries", c.dev_queries},
         {"test_queries", c.test_queries},
         {"query_types", type_counts},
+        {"query_genders", gender_counts},
+        {"generated_pair_genders", generated_genders},
+        {"complexity_levels", level_counts},
         {"mean_query_tokens", out.queries ? static_cast<double>(query_tokens) / out.queries : 0.0},
         {"judgments", out.judgments},
         {"answer_passages", answer_n},
@@ -829,6 +1213,21 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
           {"gendered_share",
            out.passages ? static_cast<double>(rel_f + rel_m + other_f + other_m) / out.passages
                         : 0.0}}},
+        {"gendered_queries",
+         {{"relevant_same_gender", gq_rel_same},
+          {"relevant_other_gender", gq_rel_other},
+          {"relevant_same_gender_share",
+           gq_rel_same + gq_rel_other
+               ? static_cast<double>(gq_rel_same) / static_cast<double>(gq_rel_same + gq_rel_other)
+               : 0.0}}},
+        {"category_words_relevant",
+         {{"female_queries", liwc_counts_f}, {"male_queries", liwc_counts_m}}},
+        {"planted_candidates",
+         {{"passages", planted_total},
+          {"gendered", planted_gendered},
+          {"gendered_share", planted_total ? static_cast<double>(planted_gendered) /
+                                                 static_cast<double>(planted_total)
+                                           : 0.0}}},
         {"shown_first_selected_rank", first_rank_json},
     };
     std::vector<std::string> names;

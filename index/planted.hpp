@@ -42,6 +42,52 @@
 /// Queries contain no gender word (label 'n'), so the skew is the only gender signal a ranking
 /// can pick up. Pseudo-words can never spell an English gender word (see generator.hpp).
 ///
+/// Gendered queries (paper 001; off by default): a share `female_query_share` of the queries is
+/// female and `male_query_share` male (label 'f' / 'm', drawn per query from its own stream), the
+/// rest neutral ('n'). A gendered query's text contains exactly one gender word of its gender
+/// (inserted at a random position after the question prefix), so a lexicon labeller
+/// (`plumb debias query-gender`) recovers the label. Its relevant passages always carry gender
+/// words (one gender per passage, as above): of the query's gender with probability
+/// `query_gender_skew`, else of the other gender (paper 001 assumes a query's relevant document
+/// shares its gender; MS MARCO's generated pairs are ~3.5 % female and ~5.3 % male queries).
+/// Neutral queries keep the `gender_skew` model above.
+/// Psychological categories (paper 001's LIWC measure): with gendered queries on, every planted
+/// passage of a gendered query gets `liwc_words` words of a built-in LIWC-format dictionary
+/// (written as liwc.dic; liwc_dictionary()) at random background positions. Relevant passages
+/// draw each word's category from their query's gender's stereotyped categories with
+/// probability `liwc_skew` (female: posemo, negemo, home; male: achieve, work, leisure; our
+/// choice of stereotype), else uniformly from all seven leaf categories; hard negatives always
+/// uniformly. So the relevant passages of female and male queries differ in φ (and a ranker
+/// that learns the association carries it into its top 10), the bias paper 001 balances.
+/// Generated pairs (paper 001's augmentation pool, doc2query-like): `generated_pairs` extra
+/// (query, passage) pairs, qids g1..gK, not in the corpus or the qrels, each with gender drawn
+/// like the queries', a keyword/question text with the gender word, and one passage (background,
+/// all its terms, gender words as a gendered query's relevant passage, category words as above);
+/// written as generated_pairs.tsv (qid, query, docid, passage) and generated_gender.tsv.
+///
+/// Gendered candidates (paper 004, IBBR; off by default): with `candidate_gender_share` set, the
+/// planted passages of every query (relevant ones of neutral queries, partial ones, hard
+/// negatives) carry gender words with that probability instead of `gender_share` (relevant:
+/// male with `gender_skew`, hard negatives: 0.5), so most queries have a female- or male-biased
+/// relevant passage and gendered non-relevant candidates: PRF_m / PRF_f are defined.
+///
+/// Complexity levels (paper 003; off by default): with `complexity_levels` every query gets a
+/// level simple / medium / complex (uniform, from its own stream) that fixes its form and its
+/// relevance cues:
+///  - simple: a keyword query (the terms); relevant passages contain every query word, hard
+///    negatives a strict subset: lexical overlap identifies relevance;
+///  - medium: a question (template around the terms, as above), same cues as simple;
+///  - complex: a question whose main clause holds the terms, followed by a subordinate clause
+///    (English function words and verbs: "that is used to make X", "when you need X for Y", ...)
+///    with `clause_terms` further content words. Relevant passages contain the main clause's
+///    terms but none of the clause's words; hard negatives contain a strict subset of the terms
+///    plus every clause word (1-2 times each), so they overlap the query in as many or more
+///    words than the relevant passage. Relevance follows the main clause; lexical overlap —
+///    the shortcut a model learns from simple and medium queries — points to the hard negatives.
+/// Keyword/question/clause forms make the levels visible to debias::ComplexityAnalyzer (more
+/// tokens, verbs, clauses and dependent clauses per level). Labels: query_complexity.tsv.
+/// With all three off (the defaults) every data file is the same as without these options.
+///
 /// Survivorship (paper 002): per query a list of `shown_k` passages as shown to an annotator.
 /// With probability `unanswered` the query is unanswered (its relevant passages are not shown,
 /// nothing is selected); otherwise the answer passage is shown at rank min(k, G) with G
@@ -54,6 +100,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,6 +154,20 @@ struct PlantedConfig {
     double gender_skew = 0.75;           ///< P(male) for gendered relevant passages
     std::uint32_t max_gender_words = 3;  ///< gender words per gendered passage: 1..max
 
+    double female_query_share = 0.0;  ///< share of female queries (paper 001); 0 = none
+    double male_query_share = 0.0;    ///< share of male queries; female + male <= 1
+    double query_gender_skew = 0.9;   ///< P(a gendered query's relevant passage has its gender)
+    /// P(gender words) for every query's planted passages (paper 004); unset = gender_share.
+    std::optional<double> candidate_gender_share;
+
+    std::uint32_t liwc_words = 3;  ///< category words per planted passage of a gendered query
+    double liwc_skew = 0.8;        ///< P(a relevant passage's category is stereotyped)
+    std::uint64_t generated_pairs =
+        0;  ///< generated (query, passage) pairs (needs gendered queries)
+
+    bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
+    std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
+
     std::uint32_t shown_k = 10;  ///< passages shown per query (survivorship)
     double unanswered = 0.3;     ///< share of unanswered queries
     double shown_rank_p = 0.4;   ///< geometric parameter of the shown rank of the answer
@@ -141,10 +202,15 @@ struct PlantedPassage {
 struct PlantedTopic {
     std::string qid;
     std::string text;
-    std::string split;   ///< "train", "dev" or "test"
-    std::string type;    ///< "keyword" or the question word ("what", "how", ...)
-    std::string answer;  ///< the answer span (space-separated words)
+    std::string split;       ///< "train", "dev" or "test"
+    std::string type;        ///< "keyword" or the question word ("what", "how", ...)
+    std::string answer;      ///< the answer span (space-separated words)
+    char gender = 'n';       ///< 'f', 'm' or 'n' (query_gender.tsv)
+    std::string complexity;  ///< "simple", "medium", "complex"; empty without complexity_levels
 };
+
+/// "simple", "medium", "complex" for planted complexity levels 0, 1, 2.
+const char* complexity_level_name(std::uint8_t level) noexcept;
 
 /// One training triple by ids (`qid`, relevant passage, negative passage).
 struct TripleIds {
@@ -199,12 +265,30 @@ public:
     /// Query index → its relevant passages (answer first), hard negatives.
     const std::vector<std::uint64_t>& relevant_passages(std::uint32_t query) const;
     const std::vector<std::uint64_t>& hard_negative_passages(std::uint32_t query) const;
-    /// The answer span (words) and the content words of query `query`.
+    /// The answer span (words) and the content words of query `query` (main clause).
     std::vector<std::string> answer_span(std::uint32_t query) const;
     std::vector<std::string> query_terms(std::uint32_t query) const;
+    /// The content words of a complex query's subordinate clause (empty otherwise).
+    std::vector<std::string> clause_terms(std::uint32_t query) const;
+    /// 'f', 'm' or 'n'.
+    char query_gender(std::uint32_t query) const;
+    /// 0 simple, 1 medium, 2 complex (0 for every query without complexity_levels).
+    std::uint8_t complexity_level(std::uint32_t query) const;
 
     /// The built-in gender word list (word, 'f' | 'm'), lower case.
     static const std::vector<std::pair<std::string, char>>& gender_words();
+    /// The built-in LIWC-format dictionary (liwc.dic): categories affect (parent of posemo and
+    /// negemo), posemo, negemo, cogproc, drives (parent of achieve), achieve, work, home,
+    /// leisure; ten English words per leaf category, none a gender word or a pseudo-word.
+    static const std::string& liwc_dictionary();
+    /// Generated pair k (0-based; qid "g<k+1>", docid "g<k+1>"): gender, query, passage.
+    struct GeneratedPair {
+        std::string qid;
+        char gender = 'n';
+        std::string query;
+        std::string passage;
+    };
+    GeneratedPair generated_pair(std::uint64_t k) const;
 
     /// Writes the collection into `dir` (created), every file atomically:
     ///   corpus.tsv | corpus.jsonl      id<TAB>text | BEIR JSONL (_id, title, text)
@@ -214,7 +298,11 @@ public:
     ///   triples.train.ids.tsv                            qid<TAB>pid+<TAB>pid-
     ///   answers.tsv                                      qid<TAB>answer span
     ///   gender_words.txt                                 word,f | word,m
-    ///   query_gender.tsv                                 qid<TAB>f|m|n (all n)
+    ///   query_gender.tsv                                 qid<TAB>f|m|n (all n by default)
+    ///   query_complexity.tsv (complexity_levels only)    qid<TAB>simple|medium|complex
+    ///   liwc.dic (gendered queries only)                 LIWC-format dictionary
+    ///   generated_pairs.tsv (generated_pairs > 0)        qid<TAB>query<TAB>docid<TAB>passage
+    ///   generated_gender.tsv (generated_pairs > 0)       qid<TAB>f|m|n
     ///   shown_ranks.tsv                                  qid<TAB>rank<TAB>docid<TAB>is_selected
     ///   query_types.tsv                                  qid<TAB>type
     ///   manifest.json                                    parameters, counts, realised statistics
@@ -229,6 +317,9 @@ private:
         std::vector<std::uint32_t> answer;    ///< answer-word ranks, span order
         std::vector<std::uint64_t> relevant;  ///< answer passage, then partial passages
         std::vector<std::uint64_t> hard;
+        std::vector<std::uint32_t> clause;  ///< complex queries: clause content-word ranks
+        char gender = 'n';
+        std::uint8_t level = 0;  ///< complexity level (complexity_levels only)
     };
     struct Assignment {
         std::uint32_t query = 0;
@@ -237,6 +328,13 @@ private:
 
     void build_plan();
     double draw_answer_x(std::mt19937_64& rng) const;
+    /// Inserts `liwc_words` category words into `words` (see the file comment).
+    void add_category_words(std::vector<std::uint32_t>& words, char gender, bool stereotyped,
+                            std::mt19937_64& rng) const;
+    /// A gender noun of `gender` inserted into `text` at a word position in [first, last].
+    static std::string with_gender_word(const std::string& text, char gender, std::size_t first,
+                                        std::size_t last, std::mt19937_64& rng);
+    double m_term_lo = 1, m_term_hi = 1;  ///< content-word rank range
     double draw_distractor_x(std::mt19937_64& rng) const;
     std::string text_of(const std::vector<std::uint32_t>& tokens) const;
     PlantedTopic topic(std::uint32_t q) const;

@@ -47,7 +47,7 @@ struct TrainArgs {
     bool no_tune = false;
     double alpha = 0.1, weak_fraction = 0.2;
     std::string weak_strategy = "checkpoint", weak_model;
-    std::string fairness = "pd", gender_words;
+    std::string fairness = "pd", gender_words, fairness_negatives = "own";
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
     std::size_t max_length = 256, query_max_length = 32, passage_max_length = 200;
@@ -115,6 +115,7 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.weak_model = a.weak_model;
     o.weak_fraction = a.weak_fraction;
     o.fairness = a.fairness;
+    o.fairness_negatives = pr::parse_fairness_negatives(a.fairness_negatives);
     o.lambda = a.lambda;
     o.learn_lambda = a.learn_lambda;
     o.lambda_lr = a.lambda_lr;
@@ -371,6 +372,12 @@ const plumb::cli::CommandRegistrar kRegistrar{
                         "fewer-steps / less-data: share of the steps / data")
             ->capture_default_str();
         cmd->add_option("--fairness", args->fairness, "ibbr: pd | ts")->capture_default_str();
+        cmd->add_option("--fairness-negatives", args->fairness_negatives,
+                        "ibbr: nPRF's non-relevant set: own (the query's own negatives, paper "
+                        "004) | in-batch (also the batch's other passages; needs in-batch "
+                        "negatives)")
+            ->check(CLI::IsMember({"own", "in-batch"}))
+            ->capture_default_str();
         cmd->add_option("--lambda", args->lambda, "ibbr: λ (initial value with --learn-lambda)")
             ->capture_default_str();
         cmd->add_flag(

@@ -229,6 +229,24 @@ torch::Tensor ibbr_fairness(const torch::Tensor& scores, const torch::Tensor& re
     return term == FairnessTerm::PD ? pd_loss(male, female) : ts_loss(male, female);
 }
 
+torch::Tensor ibbr_batch_fairness(const torch::Tensor& queries, const torch::Tensor& passages,
+                                  const torch::Tensor& labels, std::int64_t group_size,
+                                  bool in_batch_negatives, FairnessTerm term, double temperature,
+                                  FairnessGroups* groups) {
+    const auto scores =
+        contrastive_scores(queries, passages, group_size, in_batch_negatives, false, temperature);
+    if (!labels.defined() || labels.dim() != 1 || labels.size(0) != passages.size(0) ||
+        c10::isFloatingType(labels.scalar_type()) || labels.scalar_type() == torch::kBool)
+        fail("ibbr_batch_fairness", "labels must be integral [" + std::to_string(passages.size(0)) +
+                                        "], got " + shape_of(labels));
+    const auto idx = contrastive_column_index(queries.size(0), group_size, in_batch_negatives);
+    const auto column_labels =
+        labels.to(torch::kInt64).index_select(0, idx.view(-1)).view(idx.sizes());
+    auto relevant = torch::zeros({scores.size(0), scores.size(1)}, torch::kBool);
+    relevant.index_put_({torch::indexing::Slice(), 0}, true);
+    return ibbr_fairness(scores, relevant, column_labels, term, groups);
+}
+
 LearnedLambda::LearnedLambda(double initial, double min_lambda, double max_lambda,
                              torch::Dtype dtype) {
     if (!std::isfinite(initial) || !std::isfinite(min_lambda) || !std::isfinite(max_lambda) ||

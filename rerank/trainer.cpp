@@ -69,6 +69,16 @@ const char* model_kind_name(ModelKind k) noexcept {
     return "?";
 }
 
+FairnessNegatives parse_fairness_negatives(const std::string& s) {
+    if (s == "own") return FairnessNegatives::Own;
+    if (s == "in-batch") return FairnessNegatives::InBatch;
+    throw InvalidArgument("unknown fairness negatives '" + s + "' (known: own, in-batch)");
+}
+
+const char* fairness_negatives_name(FairnessNegatives f) noexcept {
+    return f == FairnessNegatives::Own ? "own" : "in-batch";
+}
+
 const char* objective_name(Objective o) noexcept {
     switch (o) {
         case Objective::Hinge:
@@ -174,6 +184,8 @@ void check_options(const TrainOptions& o) {
         if (o.fairness != "pd" && o.fairness != "ts") bad("fairness must be pd or ts");
         if (o.gender_words.empty()) bad("objective ibbr needs a gender word list");
         if (o.lambda < 0) bad("lambda must be >= 0");
+        if (o.fairness_negatives == FairnessNegatives::InBatch && !o.in_batch_negatives)
+            bad("in-batch fairness negatives need in-batch negatives");
     }
     if (o.log_every == 0) bad("log_every must be > 0");
 }
@@ -325,8 +337,8 @@ private:
     void load_state(const fs::path& dir);
     LossParts compute_loss(std::span<const TrainingExample> batch);
     torch::Tensor list_scores(Trainable& model, std::span<const TrainingExample> batch);
-    torch::Tensor ibbr_labels(std::span<const TrainingExample> batch, std::int64_t group,
-                              std::int64_t rows);
+    torch::Tensor passage_labels(std::span<const TrainingExample> batch, std::int64_t group,
+                                 std::int64_t rows);
     ValidationPoint validate();
     void save_model(Trainable& model, const fs::path& dst);
     void save_last();
@@ -538,10 +550,10 @@ torch::Tensor Session::list_scores(Trainable& model, std::span<const TrainingExa
     return model.score_batch(batch);
 }
 
-/// IBBR bias labels d(p) of the passages of a batch (row r = example r / G, slot r % G: 0 =
-/// positive, k = negative k-1), laid out like contrastive_scores' columns.
-torch::Tensor Session::ibbr_labels(std::span<const TrainingExample> batch, std::int64_t g,
-                                   std::int64_t rows) {
+/// IBBR bias labels d(p) of the passages of a batch, [rows·G] in passage order (row r = example
+/// r / G, slot r % G: 0 = positive, k = negative k-1).
+torch::Tensor Session::passage_labels(std::span<const TrainingExample> batch, std::int64_t g,
+                                      std::int64_t rows) {
     const std::int64_t n = rows * g;
     std::vector<std::int64_t> passage(static_cast<std::size_t>(n));
     for (std::int64_t r = 0; r < n; ++r) {
@@ -552,9 +564,7 @@ torch::Tensor Session::ibbr_labels(std::span<const TrainingExample> batch, std::
         passage[static_cast<std::size_t>(r)] =
             eval::ibbr_label(eval::count_gender_words(text, *m_words));
     }
-    auto labels = torch::tensor(passage, torch::kInt64);
-    auto idx = detail::contrastive_column_index(rows, g, m_o.in_batch_negatives);
-    return labels.index_select(0, idx.view(-1)).view(idx.sizes());
+    return torch::tensor(passage, torch::kInt64);
 }
 
 LossParts Session::compute_loss(std::span<const TrainingExample> batch) {
@@ -589,14 +599,12 @@ LossParts Session::compute_loss(std::span<const TrainingExample> batch) {
             auto scores =
                 detail::contrastive_scores(q, p, g, m_o.in_batch_negatives, false, m_o.temperature);
             auto rank = detail::softmax_ce_loss(scores);
-            auto labels = ibbr_labels(batch, g, q.size(0));
-            auto relevant = torch::zeros({scores.size(0), scores.size(1)}, torch::kBool);
-            relevant.index_put_({torch::indexing::Slice(), 0}, true);
             detail::FairnessGroups groups;
-            out.fairness = detail::ibbr_fairness(
-                scores, relevant, labels,
+            out.fairness = detail::ibbr_batch_fairness(
+                q, p, passage_labels(batch, g, q.size(0)), g,
+                m_o.fairness_negatives == FairnessNegatives::InBatch,
                 m_o.fairness == "ts" ? detail::FairnessTerm::TS : detail::FairnessTerm::PD,
-                &groups);
+                m_o.temperature, &groups);
             out.loss = m_learned ? m_learned->combine(rank, out.fairness, groups.defined())
                                  : rank + m_lambda * out.fairness;
             break;
@@ -701,6 +709,9 @@ TrainReport Session::run() {
                   {"event", "start"},
                   {"model", model_kind_name(m_o.model)},
                   {"objective", objective_name(m_o.objective)},
+                  {"fairness_negatives", m_o.objective == Objective::Ibbr
+                                             ? json(fairness_negatives_name(m_o.fairness_negatives))
+                                             : json(nullptr)},
                   {"source", m_stream.source().describe()},
                   {"groups", m_group_names},
                   {"group_lr", m_base_lr}});
@@ -898,7 +909,11 @@ TrainReport Session::run() {
     r["cancelled"] = m_report.cancelled;
     r["resumed"] = m_report.resumed;
     r["start_step"] = m_report.start_step;
-    if (m_o.objective == Objective::Ibbr) r["lambda"] = current_lambda();
+    if (m_o.objective == Objective::Ibbr) {
+        r["lambda"] = current_lambda();
+        r["fairness"] = m_o.fairness;
+        r["fairness_negatives"] = fairness_negatives_name(m_o.fairness_negatives);
+    }
     r["best_model"] = m_report.best_model.string();
     if (!m_report.weak_model.empty()) r["weak_model"] = m_report.weak_model.string();
     r["seed"] = m_o.seed;

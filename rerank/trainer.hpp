@@ -11,7 +11,10 @@
 ///    loss with α (paper: 0.1); the saved model is f_R alone;
 ///  - ibbr: BERT-DOT ranking loss (-log softmax over positive, hard and in-batch negatives)
 ///    + λ·PD or TS of nPRF over the batch (paper 004), passage bias labels d(p) from a gender
-///    word list (FORMULAS.md: sgn of Σ_m ln(1+c) - Σ_f ln(1+c)); λ fixed or learned.
+///    word list (FORMULAS.md: sgn of Σ_m ln(1+c) - Σ_f ln(1+c)); λ fixed or learned. nPRF's
+///    non-relevant set is the query's own negatives (the paper's choice, default) or, with
+///    fairness_negatives = InBatch, every other passage of the batch as well; the choice is
+///    recorded in report.json and the train log's start line.
 ///
 /// Loop: Adam or AdamW with parameter groups (TK default: 1e-4 embeddings/contextualizer,
 /// 1e-3 kernels, paper 000), linear warm-up then linear decay to 0 (or constant), gradient
@@ -48,6 +51,8 @@ namespace plumb::rerank {
 
 enum class ModelKind { Tk, Cat, Dot };
 enum class Objective { Hinge, CrossEntropy, Contrastive, Poe, Ibbr };
+/// IBBR: where nPRF's non-relevant passages come from (paper 004: the query's own candidates).
+enum class FairnessNegatives { Own, InBatch };
 /// EqualizeIR's ways to obtain the biased weak learner (paper 003 §2.2).
 enum class WeakStrategy {
     Checkpoint,    ///< a given, already trained model (weak_model)
@@ -65,6 +70,9 @@ WeakStrategy parse_weak_strategy(const std::string& s);
 const char* model_kind_name(ModelKind k) noexcept;
 const char* objective_name(Objective o) noexcept;
 const char* weak_strategy_name(WeakStrategy w) noexcept;
+/// "own" | "in-batch" (InvalidArgument otherwise) and back.
+FairnessNegatives parse_fairness_negatives(const std::string& s);
+const char* fairness_negatives_name(FairnessNegatives f) noexcept;
 
 struct TrainOptions {
     ModelKind model = ModelKind::Tk;
@@ -105,7 +113,10 @@ struct TrainOptions {
     std::filesystem::path weak_model;  ///< Checkpoint / SmallerModel: folder
     double weak_fraction = 0.2;        ///< FewerSteps / LessData
     std::string fairness = "pd";       ///< ibbr: pd | ts
-    double lambda = 1.0;               ///< ibbr λ (initial value when learned)
+    /// ibbr: nPRF's non-relevant set: the query's own negatives (paper 004, default) or also
+    /// the batch's other passages (InBatch; needs in_batch_negatives).
+    FairnessNegatives fairness_negatives = FairnessNegatives::Own;
+    double lambda = 1.0;  ///< ibbr λ (initial value when learned)
     /// Learned λ (paper 004's "Auto"): detail::LearnedLambda, uncertainty weighting
     /// L_rank + exp(-s)·L_fair + s with λ = exp(-s), s trained by the optimizer in its own group
     /// (rate lambda_lr, scheduled like the others, no weight decay, not clipped); `lambda` is

@@ -107,6 +107,23 @@ torch::Tensor ibbr_fairness(const torch::Tensor& scores, const torch::Tensor& re
                             const torch::Tensor& labels, FairnessTerm term,
                             FairnessGroups* groups = nullptr);
 
+/// IBBR's fairness term over a bi-encoder batch (paper 004). R = contrastive scores (dot
+/// product / temperature) of queries [B, D] and passages [B·G, D] laid out as in
+/// contrastive_scores (passages[i·G] = query i's positive, the only relevant passage of row i);
+/// labels [B·G] integral, d(p) of every passage in the same order. The non-relevant set g0 of
+/// query i:
+///  - own negatives (in_batch_negatives = false; the paper's choice: "the non-relevant set is
+///    the query's own candidates"): passages[i·G+1 .. i·G+G-1];
+///  - in-batch (in_batch_negatives = true): every other passage of the batch as well (other
+///    queries' positives and negatives), the columns of contrastive_scores with in_batch.
+/// Then ibbr_fairness (PD or TS). The ranking loss's own negatives setting is independent of
+/// this one. G = 1 with own negatives leaves g0 empty: the term is 0 (groups empty).
+/// Throws InvalidArgument as contrastive_scores, or when labels is not [B·G] integral.
+torch::Tensor ibbr_batch_fairness(const torch::Tensor& queries, const torch::Tensor& passages,
+                                  const torch::Tensor& labels, std::int64_t group_size,
+                                  bool in_batch_negatives, FairnessTerm term,
+                                  double temperature = 1.0, FairnessGroups* groups = nullptr);
+
 /// IBBR's "λ_fair as a trainable parameter (Auto)" (paper 004 §4.2). The paper gives no rule,
 /// and minimising L_rank + λ·L_fair over λ itself drives λ to its lower bound (L_fair >= 0), so
 /// the fairness term would switch itself off. Our reading (a documented choice): homoscedastic

@@ -87,3 +87,28 @@ TEST(CliDebias, LiwcWritesCategoryVectorsAndRejectsABadDictionary) {
     EXPECT_EQ(rc2, 1);
     EXPECT_NE(out2.find("bad.dic:4"), std::string::npos) << out2;
 }
+
+TEST(CliDebias, BalanceReportsFemaleAndMaleCountsAndOneToOneEqualisesThem) {
+    // Category a: "aa", b: "bb". phi: f1 (1, 0), f2 (0, 1), m1 (10/11, 1/11), m2 (5/6, 1/6).
+    // Best matches: f1 -> m1, f2 -> m2, m1 -> f1, m2 -> f1 (5/sqrt 26 = 0.981 > 1/sqrt 26):
+    // pairs by cosine (f1,m1) 0.995, (f1,m2) 0.981, (f2,m2) 0.196. Ratio 0.75 of 4 training
+    // lines: T = 3: (f1,m1) adds f1 and m1, (f1,m2) adds m2 only: f 1, m 2.
+    // One-to-one: (f1,m1), then (f2,m2), which would exceed T: f 1, m 1.
+    auto dir = temp_dir();
+    write(dir / "t.dic", "%\n1\ta\n2\tb\n%\naa\t1\nbb\t2\n");
+    write(dir / "pairs.tsv",
+          "f1\tq f1\taa\nf2\tq f2\tbb\nm1\tq m1\taa aa aa aa aa aa aa aa aa aa bb\n"
+          "m2\tq m2\taa aa aa aa aa bb\n");
+    write(dir / "g.tsv", "f1\tf\nf2\tf\nm1\tm\nm2\tm\n");
+    write(dir / "train.tsv", "a\tb\nc\td\ne\tf\ng\th\n");
+    const std::string base = cli() + " debias balance --quiet --pairs " + q(dir / "pairs.tsv") +
+                             " --query-gender " + q(dir / "g.tsv") + " --dic " +
+                             q(dir / "t.dic") + " --train " + q(dir / "train.tsv") +
+                             " --ratios 0.75";
+    auto [rc, out] = run(base + " --output " + q(dir / "best"));
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("target 3, added 3 (f 1, m 2)"), std::string::npos) << out;
+    auto [rc1, out1] = run(base + " --one-to-one --output " + q(dir / "one"));
+    ASSERT_EQ(rc1, 0) << out1;
+    EXPECT_NE(out1.find("target 3, added 2 (f 1, m 1)"), std::string::npos) << out1;
+}

@@ -160,6 +160,33 @@ TEST(PositionTable, PaperDeltaAndZeroDebiasedHasNoDelta) {
     EXPECT_NE(format_position_table(t, TableFormat::Text).find(" -"), std::string::npos);
 }
 
+TEST(PositionTable, PaperCheckInEveryFormatAndBoldByTheDebiasedDivisor) {
+    // The paper's TK figure in every output format: (0.307 - 0.371) / 0.307 = -20.85 %.
+    {
+        std::vector<PositionRow> rows{{"TK", "Original", result_of({0.371}), result_of({0.307})}};
+        const auto t = build_position_table(rows, one_column());
+        EXPECT_NE(format_position_table(t, TableFormat::Text).find("-20.8%"), std::string::npos);
+        EXPECT_NE(format_position_table(t, TableFormat::Markdown).find("-20.8%"),
+                  std::string::npos);
+        EXPECT_NE(format_position_table(t, TableFormat::Latex).find("-20.8\\%"), std::string::npos);
+        const auto j = nlohmann::json::parse(format_position_table(t, TableFormat::Json));
+        EXPECT_NEAR(j["rows"][0]["cells"]["ndcg_cut_10"]["delta"].get<double>(),
+                    (0.307 - 0.371) / 0.307, 1e-12);
+    }
+    // Where the two divisors disagree on the smallest |Δ|: row x 0.5 -> 0.4 (Δ by Deb. -25 %,
+    // by Orig. -20 %), row y 0.2 -> 0.25 (Δ by Deb. +20 %, by Orig. +25 %). Paper 000's Δ
+    // makes y bold; dividing by Orig. would make x bold.
+    std::vector<PositionRow> rows{{"M", "x", result_of({0.5}), result_of({0.4})},
+                                  {"M", "y", result_of({0.2}), result_of({0.25})}};
+    const auto t = build_position_table(rows, one_column());
+    EXPECT_NEAR(*t.rows[0].cells[0].delta, -0.25, 1e-12);
+    EXPECT_NEAR(*t.rows[1].cells[0].delta, 0.20, 1e-12);
+    EXPECT_FALSE(t.rows[0].cells[0].bold);
+    EXPECT_TRUE(t.rows[1].cells[0].bold);
+    EXPECT_NE(format_position_table(t, TableFormat::Markdown).find("**+20.0%**"),
+              std::string::npos);
+}
+
 TEST(PositionTable, TiesAreAllBold) {
     std::vector<double> o{0.4, 0.5, 0.6}, d{0.2, 0.25, 0.3};  // Δ = -100 % for both rows
     std::vector<PositionRow> rows{{"M", "x", result_of(o), result_of(d)},

@@ -1,9 +1,12 @@
 // Planted-bias corpus: determinism, consumers' readers accept every file, realised answer
-// positions, hard negatives, gender skew, neutral queries, splits, survivorship rows, CLI.
+// positions, hard negatives, gender skew, neutral queries, splits, survivorship rows, CLI; the
+// opt-in causes (gendered queries, gendered candidates, complexity levels): off = unchanged
+// files, shares and skews realised, labels readable, each cause measured with plumb's tools.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -18,7 +21,11 @@
 #include <vector>
 
 #include "debias/answer_positions.hpp"
+#include "debias/balance.hpp"
+#include "debias/complexity.hpp"
+#include "debias/liwc.hpp"
 #include "debias/rotation.hpp"
+#include "eval/bias_metrics.hpp"
 #include "eval/distribution.hpp"
 #include "eval/gender.hpp"
 #include "eval/qrels.hpp"
@@ -31,6 +38,7 @@
 #include "rerank/train_data.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/text_lines.hpp"
+#include "tests/support/tiny_index.hpp"
 
 namespace fs = std::filesystem;
 using plumb::index::PassageRole;
@@ -549,4 +557,473 @@ TEST(PlantedCli, GenerateDashDashPlanted) {
     EXPECT_TRUE(fails("--planted --queries 5"));                 // base-only option
     EXPECT_TRUE(fails("--planted --gender-skew 2"));             // out of range
     EXPECT_TRUE(fails("--planted --size tiny --passages 100"));  // fewer than planted
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opt-in causes: gendered queries (001), gendered candidates (004), complexity levels (003)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+const char* const kDataFiles[] = {
+    "corpus.tsv",      "topics.tsv", "answers.tsv",       "query_gender.tsv",
+    "query_types.tsv", "qrels.txt",  "triples.train.tsv", "triples.train.ids.tsv",
+    "shown_ranks.tsv"};
+
+plumb::eval::GenderWordList planted_word_list() {
+    plumb::eval::GenderWordList words;
+    for (const auto& [w, l] : PlantedGenerator::gender_words())
+        words.add(w, l == 'f' ? plumb::eval::Gender::Female : plumb::eval::Gender::Male);
+    return words;
+}
+
+}  // namespace
+
+TEST(PlantedCauses, OffByDefaultAndTheirParametersAloneChangeNoDataFile) {
+    // The causes' own parameters (skew, clause words) do nothing while the causes are off.
+    auto a = temp_dir("causes_off_a"), b = temp_dir("causes_off_b");
+    PlantedGenerator(tiny_config(5)).write(a);
+    PlantedConfig c = tiny_config(5);
+    c.query_gender_skew = 0.1;
+    c.clause_terms = 4;
+    c.liwc_words = 7;
+    c.liwc_skew = 0.1;
+    PlantedGenerator(c).write(b);
+    for (const char* f : kDataFiles)
+        EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    for (const char* f : {"query_complexity.tsv", "liwc.dic", "generated_pairs.tsv"})
+        EXPECT_FALSE(fs::exists(a / f)) << f;
+    for (const auto& line : lines_of(a / "query_gender.tsv")) EXPECT_EQ(fields_of(line)[1], "n");
+
+    // Gendered queries on: neutral queries keep their text, and every passage that is not a
+    // planted passage of a gendered query is unchanged.
+    PlantedConfig g = tiny_config(5);
+    g.female_query_share = 0.3;
+    g.male_query_share = 0.3;
+    PlantedGenerator off(tiny_config(5)), on(g);
+    const auto t_off = off.topics(), t_on = on.topics();
+    std::size_t gendered = 0;
+    std::unordered_set<std::uint64_t> changed;
+    for (std::uint32_t q = 0; q < t_on.size(); ++q) {
+        if (t_on[q].gender == 'n') {
+            EXPECT_EQ(t_on[q].text, t_off[q].text);
+            continue;
+        }
+        ++gendered;
+        EXPECT_NE(t_on[q].text, t_off[q].text);
+        for (auto p : on.relevant_passages(q)) changed.insert(p);
+        for (auto p : on.hard_negative_passages(q)) changed.insert(p);  // category words
+    }
+    EXPECT_GT(gendered, 20u);
+    for (std::uint64_t i = 0; i < 2000; i += 3)
+        if (!changed.count(i)) {
+            EXPECT_EQ(on.passage(i).doc.text, off.passage(i).doc.text) << i;
+        }
+}
+
+TEST(PlantedCauses, GenderedQueriesSharesLabelsAndSkew) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.female_query_share = 0.2;
+    c.male_query_share = 0.3;
+    c.query_gender_skew = 0.85;
+    c.dev_queries = 100;  // labels in every split
+    PlantedGenerator g(c);
+    auto dir = temp_dir("gendered_queries");
+    ASSERT_TRUE(g.write(dir).complete);
+    const auto words = planted_word_list();
+
+    // Label file: qid<TAB>f|m|n, one line per query in qid order; the readers of the bias
+    // commands accept it (debias balance, --queries/--label subsets, eval-groups).
+    const auto lines = lines_of(dir / "query_gender.tsv");
+    ASSERT_EQ(lines.size(), 2100u);
+    const auto topics = plumb::index::read_topics(dir / "topics.tsv");
+    std::map<char, std::size_t> count;
+    for (std::size_t q = 0; q < lines.size(); ++q) {
+        const auto f = fields_of(lines[q]);
+        ASSERT_EQ(f.size(), 2u) << lines[q];
+        EXPECT_EQ(f[0], std::to_string(q + 1));
+        ASSERT_EQ(f[1].size(), 1u);
+        const char label = f[1][0];
+        ASSERT_TRUE(label == 'f' || label == 'm' || label == 'n') << lines[q];
+        ++count[label];
+        // The lexicon labeller (`plumb debias query-gender`) finds the planted label: one
+        // gender word of the query's gender, none of the other.
+        const auto cnt = plumb::eval::count_gender_words(topics[q].text, words);
+        EXPECT_EQ(plumb::eval::query_gender_label(cnt), label) << topics[q].text;
+        EXPECT_EQ(cnt.female + cnt.male, label == 'n' ? 0u : 1u) << topics[q].text;
+    }
+    // 2100 queries: sd of a share <= 0.011.
+    EXPECT_NEAR(count['f'] / 2100.0, 0.2, 0.04);
+    EXPECT_NEAR(count['m'] / 2100.0, 0.3, 0.04);
+    const auto gendered = plumb::debias::read_gendered_queries(dir / "query_gender.tsv");
+    EXPECT_EQ(gendered.size(), count['f'] + count['m']);
+    EXPECT_EQ(plumb::eval::read_query_subset(dir / "query_gender.tsv", "n").size(), count['n']);
+    EXPECT_EQ(plumb::eval::read_query_subset(dir / "query_gender.tsv", "f").size(), count['f']);
+    EXPECT_EQ(plumb::eval::read_query_attributes(dir / "query_gender.tsv").rows.size(), 2100u);
+
+    // Relevant passages of gendered queries: always gendered (one gender), of the query's
+    // gender with p = 0.85 (~1500 passages: sd 0.009); neutral queries keep gender_share 0.3.
+    std::size_t same = 0, other = 0, neutral_rel = 0, neutral_gendered = 0;
+    for (std::uint32_t q = 0; q < 2100; ++q) {
+        const char qg = g.query_gender(q);
+        for (auto p : g.relevant_passages(q)) {
+            const auto cnt = plumb::eval::count_gender_words(g.passage(p).doc.text, words);
+            ASSERT_FALSE(cnt.female && cnt.male);
+            const char pg = cnt.female ? 'f' : cnt.male ? 'm' : 'n';
+            if (qg == 'n') {
+                ++neutral_rel, neutral_gendered += pg != 'n';
+                continue;
+            }
+            ASSERT_NE(pg, 'n') << "relevant passage " << p << " of gendered query " << q + 1;
+            (pg == qg ? same : other) += 1;
+        }
+    }
+    EXPECT_NEAR(static_cast<double>(same) / (same + other), 0.85, 0.03);
+    EXPECT_NEAR(static_cast<double>(neutral_gendered) / neutral_rel, 0.3, 0.04);
+    const auto m = nlohmann::json::parse(plumb::read_file(dir / "manifest.json"));
+    EXPECT_EQ(m["counts"]["query_genders"]["f"], count['f']);
+    EXPECT_EQ(m["realised"]["gendered_queries"]["relevant_same_gender"], same);
+}
+
+TEST(PlantedCauses, CandidateGenderShareDefinesPrfForMostQueries) {
+    // PRF_m (PRF_f) of a query is defined when it has a male- (female-) labelled relevant
+    // passage and a non-relevant candidate (FORMULAS.md). Candidates = relevant passages and
+    // hard negatives, labels d(p) from plumb's IBBR labeller. With share s and relevant
+    // P(male) = g, a query with r relevant passages has PRF_m with probability 1 - (1 - s·g)^r.
+    for (double s : {0.3, 0.8}) {
+        PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+        c.train_queries = 1000;
+        c.hard_negatives = 4;
+        c.base.passages = 8000;
+        c.candidate_gender_share = s;
+        PlantedGenerator g(c);
+        const auto words = planted_word_list();
+        auto dir = temp_dir("candidates");
+        fs::create_directories(dir);
+        std::string qrels;
+        std::unordered_map<std::string, int> labels;
+        std::vector<plumb::eval::ScoredRanking> rankings;
+        double expect_m = 0, expect_f = 0;
+        std::size_t hn = 0, hn_gendered = 0, hn_male = 0;
+        for (std::uint32_t q = 0; q < 1000; ++q) {
+            plumb::eval::ScoredRanking r;
+            r.qid = std::to_string(q + 1);
+            const auto& rel = g.relevant_passages(q);
+            for (auto p : rel) {
+                qrels += r.qid + " 0 " + std::to_string(p) + " 1\n";
+                r.docs.emplace_back(std::to_string(p), 1.0);
+            }
+            for (auto p : g.hard_negative_passages(q)) {
+                r.docs.emplace_back(std::to_string(p), 0.0);
+                const auto cnt = plumb::eval::count_gender_words(g.passage(p).doc.text, words);
+                ++hn, hn_gendered += cnt.female + cnt.male > 0, hn_male += cnt.male > 0;
+            }
+            for (const auto& [id, score] : r.docs)
+                labels[id] = plumb::eval::ibbr_label(
+                    plumb::eval::count_gender_words(g.passage(std::stoull(id)).doc.text, words));
+            const double n = static_cast<double>(rel.size());
+            expect_m += 1 - std::pow(1 - s * c.gender_skew, n);
+            expect_f += 1 - std::pow(1 - s * (1 - c.gender_skew), n);
+            rankings.push_back(std::move(r));
+        }
+        plumb::test::write_file(dir / "qrels.txt", qrels);
+        const auto sum =
+            plumb::eval::prf(rankings, plumb::eval::Qrels::load(dir / "qrels.txt"), labels);
+        EXPECT_NEAR(static_cast<double>(sum.queries_male), expect_m, 50.0) << s;
+        EXPECT_NEAR(static_cast<double>(sum.queries_female), expect_f, 40.0) << s;
+        EXPECT_NEAR(static_cast<double>(hn_gendered) / hn, s, 0.03) << s;
+        EXPECT_NEAR(static_cast<double>(hn_male) / hn_gendered, 0.5, 0.04) << s;
+        if (s > 0.5) {
+            EXPECT_GT(sum.queries_male + sum.queries_female, 1000u);
+        }
+    }
+}
+
+TEST(PlantedCauses, ComplexityLevelsAreWhatTheAnalyserSeesAndBm25TakesTheShortcut) {
+    PlantedConfig c = plumb::index::planted_preset("tiny");  // the preset's vocabulary
+    c.base.seed = 9;
+    c.base.passages = 4000;
+    c.train_queries = 240;
+    c.dev_queries = 30;
+    c.test_queries = 30;
+    c.complexity_levels = true;
+    c.clause_terms = 2;
+    PlantedGenerator g(c);
+    auto dir = temp_dir("complexity");
+    ASSERT_TRUE(g.write(dir).complete);
+    const auto topics = plumb::index::read_topics(dir / "topics.tsv");
+    ASSERT_EQ(topics.size(), 300u);
+
+    // Labels: qid<TAB>simple|medium|complex, readable as eval-groups' categorical groups.
+    const auto attrs = plumb::eval::read_query_attributes(dir / "query_complexity.tsv");
+    ASSERT_EQ(attrs.rows.size(), 300u);
+    EXPECT_FALSE(attrs.numeric());
+    std::map<std::string, int> level_of;
+    std::map<int, std::size_t> per_level;
+    for (std::uint32_t q = 0; q < 300; ++q) {
+        const int level = g.complexity_level(q);
+        EXPECT_EQ(attrs.rows[q].first, std::to_string(q + 1));
+        EXPECT_EQ(attrs.rows[q].second, plumb::index::complexity_level_name(level));
+        level_of[attrs.rows[q].first] = level;
+        ++per_level[level];
+    }
+    for (int l = 0; l < 3; ++l) EXPECT_NEAR(per_level[l] / 300.0, 1.0 / 3, 0.08) << l;
+
+    // Planted structure: simple = keyword queries, complex = a clause with 2 more words that
+    // its relevant passages lack and its hard negatives all carry.
+    std::size_t rel_pairs = 0, rel_with = 0;
+    for (std::uint32_t q = 0; q < 300; ++q) {
+        const auto clause = g.clause_terms(q);
+        const auto qtoks = words_of(topics[q].text);
+        if (g.complexity_level(q) == 0) {
+            EXPECT_EQ(qtoks.size(), g.query_terms(q).size());
+        }
+        if (g.complexity_level(q) != 2) {
+            EXPECT_TRUE(clause.empty());
+            continue;
+        }
+        ASSERT_EQ(clause.size(), 2u);
+        for (const auto& w : clause)
+            EXPECT_NE(std::find(qtoks.begin(), qtoks.end(), w), qtoks.end()) << topics[q].text;
+        // Clause words are mid-frequency words: background text holds them now and then.
+        for (auto p : g.relevant_passages(q)) {
+            const auto toks = words_of(g.passage(p).doc.text);
+            for (const auto& w : clause)
+                ++rel_pairs, rel_with += std::find(toks.begin(), toks.end(), w) != toks.end();
+        }
+        for (auto p : g.hard_negative_passages(q)) {
+            const auto toks = words_of(g.passage(p).doc.text);
+            for (const auto& w : clause)
+                EXPECT_NE(std::find(toks.begin(), toks.end(), w), toks.end());
+        }
+    }
+    EXPECT_LT(static_cast<double>(rel_with) / static_cast<double>(rel_pairs), 0.1);
+
+    // plumb's complexity analyser: the planted level orders the score, and the terciles follow
+    // the levels (each level's modal bucket is its own).
+    plumb::debias::ComplexityAnalyzer analyzer;
+    std::vector<plumb::Query> queries;
+    for (const auto& t : topics) queries.push_back(plumb::Query{t.id, t.text});
+    const auto rows = analyzer.analyze_all(queries);
+    std::map<int, std::map<std::string, std::size_t>> table;
+    std::array<double, 3> score_sum{};
+    for (const auto& r : rows) {
+        ++table[level_of[r.qid]][r.bucket];
+        score_sum[level_of[r.qid]] += r.score;
+    }
+    std::array<double, 3> mean{};
+    for (int l = 0; l < 3; ++l) mean[l] = score_sum[l] / per_level[l];
+    EXPECT_LT(mean[0], mean[1]);
+    EXPECT_LT(mean[1], mean[2]);
+    EXPECT_GT(table[0]["easy"], per_level[0] / 2);
+    EXPECT_GT(table[2]["hard"], per_level[2] * 7 / 10);
+    EXPECT_LT(table[0]["hard"] + table[2]["easy"], 10u);
+
+    // plumb's BM25 (lexical overlap, the shortcut): complex queries' relevant passages rank far
+    // lower than those of simple and medium queries.
+    auto tiny = plumb::test::build_tiny_index(dir / "bm25", plumb::read_file(dir / "corpus.tsv"));
+    std::array<double, 3> rr{};
+    for (std::uint32_t q = 0; q < 300; ++q) {
+        const auto hits = tiny.searcher->search(topics[q].text, 10);
+        const auto& rel = g.relevant_passages(q);
+        for (std::size_t k = 0; k < hits.size(); ++k)
+            if (std::find(rel.begin(), rel.end(),
+                          std::stoull(std::string(tiny.index->docid(hits[k].doc)))) != rel.end()) {
+                rr[g.complexity_level(q)] += 1.0 / static_cast<double>(k + 1);
+                break;
+            }
+    }
+    for (int l = 0; l < 3; ++l) rr[l] /= static_cast<double>(per_level[l]);
+    EXPECT_GT(rr[0], rr[2] + 0.25) << rr[0] << " " << rr[2];
+    EXPECT_GT(rr[1], rr[2] + 0.25) << rr[1] << " " << rr[2];
+}
+
+TEST(PlantedCauses, DeterministicPerSeedWithEveryCauseOn) {
+    PlantedConfig c = tiny_config(21);
+    c.female_query_share = 0.2;
+    c.male_query_share = 0.2;
+    c.candidate_gender_share = 0.6;
+    c.complexity_levels = true;
+    auto a = temp_dir("all_a"), b = temp_dir("all_b");
+    PlantedGenerator(c).write(a);
+    PlantedGenerator(c).write(b);
+    for (const char* f : kFiles) EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    EXPECT_EQ(plumb::read_file(a / "query_complexity.tsv"),
+              plumb::read_file(b / "query_complexity.tsv"));
+    auto m = nlohmann::json::parse(plumb::read_file(a / "manifest.json"));
+    std::set<std::string> listed(m["files"].begin(), m["files"].end());
+    EXPECT_TRUE(listed.count("query_complexity.tsv"));
+
+    auto bad = [](auto edit) {
+        PlantedConfig x = plumb::index::planted_preset("tiny");
+        edit(x);
+        EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+    };
+    bad([](PlantedConfig& x) { x.female_query_share = 0.6, x.male_query_share = 0.5; });
+    bad([](PlantedConfig& x) { x.query_gender_skew = 1.1; });
+    bad([](PlantedConfig& x) { x.candidate_gender_share = -0.2; });
+    bad([](PlantedConfig& x) { x.complexity_levels = true, x.clause_terms = 0; });
+    for (const char* size : {"tiny", "small", "medium", "large"}) {
+        PlantedConfig x = plumb::index::planted_preset(size);
+        x.female_query_share = x.male_query_share = 0.2;
+        x.candidate_gender_share = 0.6;
+        x.complexity_levels = true;
+        EXPECT_NO_THROW(x.validate()) << size;
+    }
+}
+
+TEST(PlantedCli, CauseOptions) {
+    auto dir = temp_dir("cli_causes");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                      dir.string() +
+                      " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
+                      " --query-gender-skew 0.8 --candidate-gender-share 0.6"
+                      " --complexity-levels --clause-terms 3 --liwc-words 2 --liwc-skew 0.7"
+                      " --generated-pairs 50 --quiet 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    PlantedConfig c = tiny_config(7);
+    c.female_query_share = 0.2;
+    c.male_query_share = 0.3;
+    c.query_gender_skew = 0.8;
+    c.candidate_gender_share = 0.6;
+    c.complexity_levels = true;
+    c.clause_terms = 3;
+    c.liwc_words = 2;
+    c.liwc_skew = 0.7;
+    c.generated_pairs = 50;
+    auto lib = temp_dir("cli_causes_lib");
+    PlantedGenerator(c).write(lib);
+    for (const char* f : kFiles)
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+    for (const char* f :
+         {"query_complexity.tsv", "liwc.dic", "generated_pairs.tsv", "generated_gender.tsv"})
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+    EXPECT_EQ(lines_of(dir / "generated_pairs.tsv").size(), 50u);
+    auto fails = [](const std::string& args) {
+        std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
+                        temp_dir("cli_causes_bad").string() + " " + args + " --quiet 2>/dev/null";
+        return std::system(c.c_str()) != 0;
+    };
+    EXPECT_TRUE(fails("--planted --size tiny --clause-terms 3"));  // needs --complexity-levels
+    EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.6 --male-queries 0.6"));
+    EXPECT_TRUE(fails("--female-queries 0.1"));  // needs --planted
+    EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-share 1.5"));
+    EXPECT_TRUE(fails("--planted --size tiny --generated-pairs 5"));  // needs gendered queries
+}
+
+TEST(PlantedCauses, CategoryWordsAndGeneratedPairsFeedPaper001sTools) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.female_query_share = 0.25;
+    c.male_query_share = 0.25;
+    c.liwc_words = 3;
+    c.liwc_skew = 0.8;
+    c.generated_pairs = 600;
+    c.triples_per_query = 2;  // the training set that balancing augments
+    PlantedGenerator g(c);
+    auto dir = temp_dir("liwc");
+    ASSERT_TRUE(g.write(dir).complete);
+
+    // The dictionary: LIWC format as plumb reads it, 9 categories, 70 words, none a gender word
+    // or a pseudo-word.
+    const auto dic = plumb::debias::LiwcDictionary::load(dir / "liwc.dic");
+    EXPECT_EQ(dic.categories().size(), 9u);
+    EXPECT_EQ(dic.exact_entries(), 70u);
+    const auto words = planted_word_list();
+    const std::regex pseudo("^([bdfghjklmnprtvwz][aiou]){2,}[bdgkmptz]$");
+    std::set<std::string> female_leaf_words, male_leaf_words;
+    for (const auto& line : lines_of(dir / "liwc.dic")) {
+        const auto f = fields_of(line);
+        if (f.size() != 2 || f[0] == "%" || std::isdigit(static_cast<unsigned char>(f[0][0])))
+            continue;
+        EXPECT_FALSE(std::regex_match(f[0], pseudo)) << f[0];
+        const auto cnt = plumb::eval::count_gender_words(f[0], words);
+        EXPECT_EQ(cnt.female + cnt.male, 0u) << f[0];
+        // Stereotyped leaves (planted.hpp): female posemo (2), negemo (3), home (8); male
+        // achieve (6), work (7), leisure (9).
+        const auto& ids = dic.lookup(f[0]);
+        ASSERT_FALSE(ids.empty()) << f[0];
+        const int leaf = ids.back();
+        if (leaf == 2 || leaf == 3 || leaf == 8) female_leaf_words.insert(f[0]);
+        if (leaf == 6 || leaf == 7 || leaf == 9) male_leaf_words.insert(f[0]);
+    }
+    EXPECT_EQ(female_leaf_words.size(), 30u);
+    EXPECT_EQ(male_leaf_words.size(), 30u);
+
+    // Category words per planted passage of a gendered query: exactly liwc_words; in relevant
+    // passages from the query's gender's leaves with p = 0.8 + 0.2 · 3/7 = 0.886, in hard
+    // negatives with 3/7 (uniform).
+    std::size_t rel_words = 0, rel_own = 0, hn_words = 0, hn_female = 0;
+    std::vector<plumb::eval::QueryRanking> female, male;
+    plumb::eval::CategoryVectors vectors;
+    vectors.categories = {"home", "work"};
+    const std::vector<int> home_work = {8, 7};
+    for (std::uint32_t q = 0; q < 2000; ++q) {
+        const char qg = g.query_gender(q);
+        if (qg == 'n') continue;
+        const auto& own = qg == 'f' ? female_leaf_words : male_leaf_words;
+        plumb::eval::QueryRanking r{std::to_string(q + 1), {}};
+        for (auto p : g.relevant_passages(q)) {
+            const auto text = g.passage(p).doc.text;
+            std::size_t n = 0;
+            for (const auto& t : words_of(text))
+                if (!dic.lookup(t).empty()) ++n, rel_own += own.count(t);
+            EXPECT_EQ(n, 3u) << text;
+            rel_words += n;
+            r.docids.push_back(std::to_string(p));
+            vectors.vectors[std::to_string(p)] = plumb::debias::liwc_phi(text, dic, home_work);
+        }
+        (qg == 'f' ? female : male).push_back(r);
+        for (auto p : g.hard_negative_passages(q))
+            for (const auto& t : words_of(g.passage(p).doc.text))
+                if (!dic.lookup(t).empty()) ++hn_words, hn_female += female_leaf_words.count(t);
+    }
+    EXPECT_NEAR(static_cast<double>(rel_own) / rel_words, 0.8 + 0.2 * 3 / 7, 0.03);
+    EXPECT_NEAR(static_cast<double>(hn_female) / hn_words, 3.0 / 7, 0.03);
+    // paper 001's measure (plumb's eval::category_difference, female - male): home words
+    // (P = 0.8/3 + 0.2/7 per word for female queries, 0.2/7 for male ones: ratio ~10) and work
+    // words (the reverse).
+    const auto d = plumb::eval::category_difference(female, male, vectors, 10);
+    EXPECT_GT(d.difference[0], 0.0);
+    EXPECT_LT(d.difference[1], 0.0);
+    const double ratio = (0.8 / 3 + 0.2 / 7) / (0.2 / 7);
+    EXPECT_NEAR(d.mean_a[0] / d.mean_b[0], ratio, ratio * 0.35);
+    EXPECT_NEAR(d.mean_b[1] / d.mean_a[1], ratio, ratio * 0.35);
+
+    // Generated pairs: 4 fields as debias balance reads them, labels recovered by the lexicon,
+    // and one-to-one balancing adds as many female as male examples.
+    const auto pairs = plumb::debias::read_generated_pairs(dir / "generated_pairs.tsv");
+    ASSERT_EQ(pairs.size(), 600u);
+    const auto labels = plumb::debias::read_gendered_queries(dir / "generated_gender.tsv");
+    std::size_t gf = 0, gm = 0;
+    for (const auto& p : pairs) {
+        const auto it = labels.find(p.qid);
+        const char label = it == labels.end() ? 'n' : it->second;
+        EXPECT_EQ(plumb::eval::query_gender_label(plumb::eval::count_gender_words(p.query, words)),
+                  label)
+            << p.query;
+        EXPECT_EQ(p.docid, p.qid);
+        gf += label == 'f', gm += label == 'm';
+    }
+    EXPECT_NEAR(gf / 600.0, 0.25, 0.06);
+    EXPECT_NEAR(gm / 600.0, 0.25, 0.06);
+    plumb::debias::BalanceOptions o;
+    o.pairs = dir / "generated_pairs.tsv";
+    o.query_gender = dir / "generated_gender.tsv";
+    o.dictionary = dir / "liwc.dic";
+    o.train = dir / "triples.train.tsv";
+    o.ratios = {0.5};
+    o.one_to_one = true;
+    o.output_dir = dir / "balanced";
+    const auto rep = plumb::debias::run_balance(o);
+    EXPECT_EQ(rep.match.female_queries, gf);
+    EXPECT_EQ(rep.match.male_queries, gm);
+    EXPECT_EQ(rep.match.unmatchable, 0u);  // every gendered passage has category words
+    ASSERT_EQ(rep.outputs.size(), 1u);
+    EXPECT_EQ(rep.outputs[0].added_female, std::min(gf, gm));
+    EXPECT_EQ(rep.outputs[0].added_male, std::min(gf, gm));
+
+    // Off without gendered queries: no dictionary, no pairs; pairs need gendered queries.
+    PlantedConfig bad = stats_config(plumb::index::AnswerPositions::Early);
+    bad.generated_pairs = 10;
+    EXPECT_THROW(PlantedGenerator{bad}, plumb::InvalidArgument);
 }

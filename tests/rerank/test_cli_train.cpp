@@ -47,8 +47,8 @@ protected:
                       log),
                   0)
             << plumb::read_file(log);
-        ASSERT_EQ(run("index --quiet --corpus " + (dir / "gen" / "corpus.tsv").string() + " --index " +
-                          (dir / "idx").string(),
+        ASSERT_EQ(run("index --quiet --corpus " + (dir / "gen" / "corpus.tsv").string() +
+                          " --index " + (dir / "idx").string(),
                       log),
                   0)
             << plumb::read_file(log);
@@ -208,6 +208,7 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
         std::string extra = objective == "ibbr"
                                 ? " --gender-words " + (dir / "gender.txt").string() +
                                       " --fairness ts --lambda 0.5 --learn-lambda"
+                                      " --fairness-negatives in-batch"
                                 : "";
         ASSERT_EQ(run("train --quiet --model dot --objective " + objective + " --init " +
                           (dir / "tiny_bert_base").string() + " --output " + out.string() +
@@ -224,6 +225,11 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
             EXPECT_NE(text.find("lambda"), std::string::npos) << text;
             auto trainlog = plumb::read_file(out / "train_log.jsonl");
             EXPECT_NE(trainlog.find("\"fairness\""), std::string::npos) << trainlog;
+            EXPECT_NE(trainlog.find("\"fairness_negatives\":\"in-batch\""), std::string::npos)
+                << trainlog;
+            EXPECT_NE(
+                plumb::read_file(out / "report.json").find("\"fairness_negatives\": \"in-batch\""),
+                std::string::npos);
         }
     }
 }
@@ -245,8 +251,9 @@ TEST_F(CliTrain, TkPoeWithLessDataWeakLearner) {
 
 TEST_F(CliTrain, BadInputsFailWithFileAndLine) {
     auto log = dir / "bad.log";
-    auto base = "train --quiet --model cat --objective ce --init " + (dir / "tiny_bert_cat1").string() +
-                " --output " + (dir / "bad_out").string() + " --steps 2 --batch 2";
+    auto base = "train --quiet --model cat --objective ce --init " +
+                (dir / "tiny_bert_cat1").string() + " --output " + (dir / "bad_out").string() +
+                " --steps 2 --batch 2";
     // missing file
     EXPECT_EQ(run(base + " --triples " + (dir / "nope.tsv").string(), log), 1);
     EXPECT_NE(plumb::read_file(log).find("nope.tsv"), std::string::npos) << plumb::read_file(log);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "plugin/error.hpp"
@@ -539,6 +540,73 @@ TEST(TrainLosses, IbbrFairness) {
                 [&](const torch::Tensor& s) { return ibbr_fairness(s, relevant, labels, term); },
                 scores, 1e-7, 1e-5);
     }
+}
+
+TEST(TrainLosses, IbbrBatchFairnessOwnVersusInBatchNegatives) {
+    // B = 2 queries, G = 2 passages each, D = 1: q = (1, 1); passages p0 = 2 (q0's positive,
+    // male), p1 = 1 (q0's negative), p2 = 3 (q1's positive, female), p3 = 0.5 (q1's negative).
+    const auto labels = ints({1, 0, -1, 0}, {4});
+    auto run = [&](bool in_batch, FairnessTerm term, FairnessGroups* g) {
+        auto q = f64({1, 1}, {2, 1}).requires_grad_(true);
+        auto p = f64({2, 1, 3, 0.5}, {4, 1}).requires_grad_(true);
+        auto loss = ibbr_batch_fairness(q, p, labels, 2, in_batch, term, 1.0, g);
+        if (!loss.requires_grad()) return std::make_tuple(val(loss), 0.0, 0.0);  // a constant 0
+        loss.backward();
+        return std::make_tuple(val(loss), val(p.grad()[0][0]), val(q.grad()[0][0]));
+    };
+    {
+        SCOPED_TRACE("OwnNegatives");
+        // The paper's set: q0's non-relevant = {p1}: nPRF_m(q0) = ½·2²·1[2 >= 1] / (1·1) = 2;
+        // q1's = {p3}: nPRF_f(q1) = ½·3²·1[3 >= 0.5] = 4.5; PD = (2 - 4.5)² = 6.25.
+        // dPD/dR00 = 2(2 - 4.5)·R00·1/1 = -5·2 = -10; R00 = q0·p0: d/dp0 = -10·q0 = -10,
+        // d/dq0 = -10·p0 = -20.
+        FairnessGroups g;
+        const auto [pd, gp0, gq0] = run(false, FairnessTerm::PD, &g);
+        EXPECT_NEAR(pd, 6.25, 1e-12);
+        EXPECT_NEAR(gp0, -10.0, 1e-12);
+        EXPECT_NEAR(gq0, -20.0, 1e-12);
+        EXPECT_EQ(g.male, 1);
+        EXPECT_EQ(g.female, 1);
+    }
+    {
+        SCOPED_TRACE("InBatchNegatives");
+        // Other queries' passages join the set: q0's non-relevant = {p1, p2, p3} with scores
+        // 1, 3, 0.5: nPRF_m(q0) = ½·4·(1 + 0 + 1)/3 = 4/3; q1's = {p0, p1, p3} = 2, 1, 0.5, all
+        // below 3: nPRF_f(q1) = ½·9·3/3 = 4.5; PD = (4/3 - 9/2)² = (19/6)² = 361/36.
+        // dPD/dR00 = 2(4/3 - 9/2)·R00·2/3 = (-19/3)(4/3) = -76/9; p0 is also a non-relevant of
+        // q1 there, which carries no gradient (indicator only): d/dp0 = -76/9.
+        FairnessGroups g;
+        const auto [pd, gp0, gq0] = run(true, FairnessTerm::PD, &g);
+        EXPECT_NEAR(pd, 361.0 / 36.0, 1e-12);
+        EXPECT_NEAR(gp0, -76.0 / 9.0, 1e-12);
+        EXPECT_NEAR(gq0, -76.0 / 9.0 * 2.0, 1e-12);
+    }
+    {
+        SCOPED_TRACE("OneQueryPerGroupTsIsZero");
+        const auto [ts, gp0, gq0] = run(false, FairnessTerm::TS, nullptr);
+        EXPECT_EQ(ts, 0.0);  // population variances 0: undefined, contributes nothing
+        EXPECT_EQ(gp0, 0.0);
+    }
+    {
+        SCOPED_TRACE("PositivesOnly");
+        // G = 1: no own negatives, so no nPRF is defined and the term is 0; in-batch has some.
+        auto q = f64({1, 1}, {2, 1});
+        auto p = f64({2, 3}, {2, 1});
+        FairnessGroups g;
+        EXPECT_EQ(
+            val(ibbr_batch_fairness(q, p, ints({1, -1}, {2}), 1, false, FairnessTerm::PD, 1.0, &g)),
+            0.0);
+        EXPECT_FALSE(g.defined());
+        // In-batch: nPRF_m(q0) = ½·4·1[2 >= 3] = 0, nPRF_f(q1) = ½·9·1 = 4.5: PD = 20.25.
+        EXPECT_NEAR(val(ibbr_batch_fairness(q, p, ints({1, -1}, {2}), 1, true, FairnessTerm::PD)),
+                    20.25, 1e-12);
+    }
+    EXPECT_THROW(ibbr_batch_fairness(f64({1, 1}, {2, 1}), f64({2, 1, 3, 0.5}, {4, 1}),
+                                     ints({1, 0, -1}, {3}), 2, false, FairnessTerm::PD),
+                 plumb::InvalidArgument);
+    EXPECT_THROW(ibbr_batch_fairness(f64({1, 1}, {2, 1}), f64({2, 1, 3, 0.5}, {4, 1}),
+                                     f64({1, 0, -1, 0}, {4}), 2, false, FairnessTerm::PD),
+                 plumb::InvalidArgument);
 }
 
 // ---------------------------------------------------------------- learned λ

@@ -186,6 +186,11 @@ TEST(TrainerOptions, ParsesNames) {
     EXPECT_THROW(parse_model_kind("bert"), plumb::InvalidArgument);
     EXPECT_THROW(parse_objective("mse"), plumb::InvalidArgument);
     EXPECT_THROW(parse_weak_strategy("none"), plumb::InvalidArgument);
+    EXPECT_EQ(parse_fairness_negatives("own"), FairnessNegatives::Own);
+    EXPECT_EQ(parse_fairness_negatives("in-batch"), FairnessNegatives::InBatch);
+    EXPECT_STREQ(fairness_negatives_name(FairnessNegatives::InBatch), "in-batch");
+    EXPECT_THROW(parse_fairness_negatives("batch"), plumb::InvalidArgument);
+    EXPECT_EQ(TrainOptions{}.fairness_negatives, FairnessNegatives::Own);  // paper 004
 }
 
 TEST(TrainerSchedule, HandComputedMultipliers) {
@@ -572,6 +577,10 @@ TEST(Trainer, ContrastiveAndIbbrOnTinyBertDot) {
     // batches mix male- and female-labelled positives: the term is active and λ was learned
     EXPECT_TRUE(any_fair);
     EXPECT_NE(ri.lambda, 0.5);
+    // The non-relevant set of nPRF is recorded: the paper's own negatives by default.
+    const auto report = nlohmann::json::parse(plumb::read_file(oi.output / "report.json"));
+    EXPECT_EQ(report["fairness_negatives"], "own");
+    EXPECT_EQ(read_log(oi.output).front()["fairness_negatives"], "own");
     EXPECT_NO_THROW(BiEncoder::from_folder(ri.best_model));
 }
 
@@ -589,6 +598,20 @@ TEST(Trainer, RejectsInconsistentOptions) {
     o.batch_size = 0;
     EXPECT_THROW(train(o, s), plumb::InvalidArgument);
     o.batch_size = 2;
+    // IBBR's in-batch fairness negatives without in-batch negatives: there are none.
+    auto oi = o;
+    oi.model = ModelKind::Dot;
+    oi.objective = Objective::Ibbr;
+    oi.gender_words = t.path / "gender.txt";
+    oi.in_batch_negatives = false;
+    oi.fairness_negatives = FairnessNegatives::InBatch;
+    try {
+        train(oi, s);
+        ADD_FAILURE() << "no error";
+    } catch (const plumb::InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("in-batch fairness negatives"), std::string::npos)
+            << e.what();
+    }
     o.init = t.path / "missing";
     EXPECT_ANY_THROW(train(o, s));
 }
