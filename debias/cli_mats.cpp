@@ -22,16 +22,16 @@ namespace {
 using nlohmann::json;
 
 struct MatsArgs {
-    std::string model, corpus, output, format;
-    std::size_t sample = 2000, max_delta = 0, max_pairs = 200, batch = 64;
-    std::uint64_t seed = 42;
-    bool quiet = false;
+    plumb::cli::MatsRequest request;  // model, corpus and the computation's options
+    std::string output;
 };
 
-void run_mats(const MatsArgs& a) {
+/// The contextualized passage vectors of the first `sample` passages and their ATS curve (shared
+/// by `plumb debias mats` and `plumb audit --mats-model`, through the hook below).
+plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t& n_passages) {
     auto model = plumb::rerank::TkModel::load(a.model);
     plumb::index::CorpusReaderOptions ro;
-    ro.format = plumb::index::resolve_corpus_format(a.format, a.corpus);
+    ro.format = plumb::index::resolve_corpus_format(a.input_format, a.corpus);
     plumb::index::CorpusReader reader(a.corpus, ro);
     std::vector<std::string> texts;
     plumb::index::Document doc;
@@ -51,7 +51,8 @@ void run_mats(const MatsArgs& a) {
                 dim = static_cast<std::size_t>(tv.dim);
                 plumb::debias::PassageTermVectors p;
                 p.terms = std::move(tv.terms);
-                for (auto pos : tv.positions) p.positions.push_back(static_cast<std::uint32_t>(pos));
+                for (auto pos : tv.positions)
+                    p.positions.push_back(static_cast<std::uint32_t>(pos));
                 p.vectors = std::move(tv.values);
                 passages.push_back(std::move(p));
             }
@@ -65,8 +66,15 @@ void run_mats(const MatsArgs& a) {
     o.max_delta = a.max_delta;
     o.max_pairs = a.max_pairs;
     o.seed = a.seed;
-    auto curve = plumb::debias::compute_ats(passages, dim, o);
-    json report = {{"passages", passages.size()}, {"max_delta", curve.ats.size() - 1},
+    n_passages = passages.size();
+    return plumb::debias::compute_ats(passages, dim, o);
+}
+
+void run_mats(const MatsArgs& args) {
+    std::size_t n_passages = 0;
+    const auto curve = model_ats(args.request, n_passages);
+    json report = {{"passages", n_passages},
+                   {"max_delta", curve.ats.size() - 1},
                    {"mats", std::isnan(curve.mats) ? json(nullptr) : json(curve.mats)}};
     std::string tsv = "delta\tats\tsd\tterms\n";
     plumb::debias::LineChart chart;
@@ -76,21 +84,22 @@ void run_mats(const MatsArgs& a) {
     plumb::debias::PlotSeries s;
     s.name = "ATS";
     for (std::size_t d = 0; d < curve.ats.size(); ++d) {
-        tsv += fmt::format("{}\t{:.6f}\t{:.6f}\t{}\n", d, curve.ats[d], curve.sd[d], curve.terms[d]);
+        tsv +=
+            fmt::format("{}\t{:.6f}\t{:.6f}\t{}\n", d, curve.ats[d], curve.sd[d], curve.terms[d]);
         if (std::isnan(curve.ats[d])) continue;
         chart.x.push_back(static_cast<double>(d));
         s.values.push_back(curve.ats[d]);
         s.sd.push_back(curve.sd[d]);
     }
     chart.series.push_back(s);
-    plumb::AtomicFile tf(a.output + ".tsv");
+    plumb::AtomicFile tf(args.output + ".tsv");
     tf.write(tsv);
     tf.commit();
-    plumb::AtomicFile jf(a.output + ".json");
+    plumb::AtomicFile jf(args.output + ".json");
     jf.write(report.dump(2) + "\n");
     jf.commit();
-    plumb::debias::write_line_chart(chart, a.output);
-    std::printf("passages %zu  max delta %zu  MATS %.4f\n", passages.size(), curve.ats.size() - 1,
+    plumb::debias::write_line_chart(chart, args.output);
+    std::printf("passages %zu  max delta %zu  MATS %.4f\n", n_passages, curve.ats.size() - 1,
                 curve.mats);
 }
 
@@ -100,21 +109,36 @@ void add_mats(CLI::App& app) {
         "ATS per positional distance and MATS of a TK model's contextualized passage vectors "
         "(position bias, paper 000)",
         run_mats);
-    t->add_option("--model", m->model, "TK model folder (plumb tk-init / plumb train)")->required();
-    t->add_option("--corpus", m->corpus, "Passages (TSV or BEIR JSONL)")->required();
-    plumb::cli::add_input_format_option(t, m->format, "tsv | jsonl (default: by extension)");
+    t->add_option("--model", m->request.model, "TK model folder (plumb tk-init / plumb train)")
+        ->required();
+    t->add_option("--corpus", m->request.corpus, "Passages (TSV or BEIR JSONL)")->required();
+    plumb::cli::add_input_format_option(t, m->request.input_format,
+                                        "tsv | jsonl (default: by extension)");
     t->add_option("--output,-o", m->output, "Output prefix: PREFIX.tsv, .json, .png, .svg")
         ->required();
-    t->add_option("--sample", m->sample, "Passages used (the first N)")->capture_default_str();
-    t->add_option("--max-delta", m->max_delta, "Largest delta a (0: largest with a pair)")
+    t->add_option("--sample", m->request.sample, "Passages used (the first N)")
         ->capture_default_str();
-    t->add_option("--max-pairs", m->max_pairs, "Sampled pairs per term and delta")
+    t->add_option("--max-delta", m->request.max_delta, "Largest delta a (0: largest with a pair)")
         ->capture_default_str();
-    t->add_option("--seed", m->seed, "Sampling seed")->capture_default_str();
-    t->add_option("--batch", m->batch, "Contextualization batch size")->capture_default_str();
-    plumb::cli::add_quiet_flag(t, m->quiet, "No progress bar");
+    t->add_option("--max-pairs", m->request.max_pairs, "Sampled pairs per term and delta")
+        ->capture_default_str();
+    t->add_option("--seed", m->request.seed, "Sampling seed")->capture_default_str();
+    t->add_option("--batch", m->request.batch, "Contextualization batch size")
+        ->capture_default_str();
+    plumb::cli::add_quiet_flag(t, m->request.quiet, "No progress bar");
 }
 
 const plumb::cli::CommandRegistrar kRegistrar{"debias.mats", add_mats};
+
+// Sets plumb audit's hook while the module is loaded (static initialisation).
+struct SetMatsHook {
+    SetMatsHook() {
+        plumb::cli::mats_hook() = [](const plumb::cli::MatsRequest& r) {
+            std::size_t n = 0;
+            return model_ats(r, n).mats;
+        };
+    }
+};
+const SetMatsHook kSetMatsHook;
 
 }  // namespace

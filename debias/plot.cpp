@@ -96,36 +96,58 @@ void draw_common(cairo_t* cr, const std::string& title, const std::string& x_lab
     cairo_restore(cr);
 }
 
-bool has_legend(const std::vector<PlotSeries>& series) { return series.size() >= 2; }
+template <class Series>
+std::vector<std::string> series_names(const std::vector<Series>& series) {
+    std::vector<std::string> names;
+    for (const auto& s : series) names.push_back(s.name);
+    return names;
+}
+
+bool has_legend(std::size_t series) { return series >= 2; }
 
 /// A horizontal legend in the strip between the title and the plot area, right-aligned, so that
 /// it never hides data.
-void draw_legend(cairo_t* cr, const std::vector<PlotSeries>& series, const Frame& f) {
-    if (!has_legend(series)) return;
+void draw_legend(cairo_t* cr, const std::vector<std::string>& names, const Frame& f) {
+    if (!has_legend(names.size())) return;
     cairo_set_font_size(cr, 12);
     double total = 0;
     std::vector<double> widths;
-    for (const auto& s : series) {
+    for (const auto& name : names) {
         cairo_text_extents_t ext;
-        cairo_text_extents(cr, s.name.c_str(), &ext);
+        cairo_text_extents(cr, name.c_str(), &ext);
         widths.push_back(ext.x_advance);
         total += 22 + ext.x_advance + 14;
     }
     double x = std::max(f.left, f.right - total), y = f.top - 14;
-    for (std::size_t i = 0; i < series.size(); ++i) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
         set_colour(cr, i);
         cairo_rectangle(cr, x, y - 5, 16, 10);
         cairo_fill(cr);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        text_at(cr, series[i].name, x + 22, y, 0.0, 0.5);
+        text_at(cr, names[i], x + 22, y, 0.0, 0.5);
         x += 22 + widths[i] + 14;
+    }
+}
+
+/// Ticks and labels of the x axis.
+void draw_x_ticks(cairo_t* cr, const Frame& f, const std::vector<double>& x_ticks) {
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_font_size(cr, 11);
+    cairo_set_line_width(cr, 1.0);
+    double xstep = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1.0;
+    for (double t : x_ticks) {
+        double x = f.map_x(t);
+        cairo_move_to(cr, x, f.bottom);
+        cairo_line_to(cr, x, f.bottom + 5);
+        cairo_stroke(cr);
+        text_at(cr, format_tick(t, xstep), x, f.bottom + 14, 0.5, 0.5);
     }
 }
 
 /// The plot area of a chart of `size` (margins for the axes, the title and, with two or more
 /// series, the legend strip) and the data ranges it maps.
-Frame chart_frame(PlotSize size, const std::vector<PlotSeries>& series,
-                  const std::vector<double>& y_ticks, double x_lo, double x_hi) {
+Frame chart_frame(PlotSize size, std::size_t series, const std::vector<double>& y_ticks,
+                  double x_lo, double x_hi) {
     return Frame{70,
                  has_legend(series) ? 62.0 : 40.0,
                  static_cast<double>(size.width) - 30,
@@ -227,7 +249,7 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
     if (y_max == y_min) y_max = y_min + 1;
     auto ticks = nice_ticks(y_min, y_max);
     Painter paint = [&](cairo_t* cr) {
-        const Frame f = chart_frame(size, chart.series, ticks, 0, 1);
+        const Frame f = chart_frame(size, chart.series.size(), ticks, 0, 1);
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, ticks, size.width,
                     size.height);
         std::size_t groups = chart.categories.size(), ns = chart.series.size();
@@ -259,7 +281,7 @@ void write_bar_chart(const BarChart& chart, const std::filesystem::path& prefix,
         for (std::size_t g = 0; g < groups; g += every)
             text_at(cr, chart.categories[g], f.left + group_w * (static_cast<double>(g) + 0.5),
                     f.bottom + 12, 0.5, 0.5);
-        draw_legend(cr, chart.series, f);
+        draw_legend(cr, series_names(chart.series), f);
     };
     render_both(paint, prefix, size);
 }
@@ -286,19 +308,11 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
     auto y_ticks = nice_ticks(y_lo, y_hi);
     auto x_ticks = nice_ticks(chart.x.front(), chart.x.back());
     Painter paint = [&](cairo_t* cr) {
-        const Frame f = chart_frame(size, chart.series, y_ticks, x_ticks.front(), x_ticks.back());
+        const Frame f =
+            chart_frame(size, chart.series.size(), y_ticks, x_ticks.front(), x_ticks.back());
         draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
                     size.height);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_set_font_size(cr, 11);
-        double xstep = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1.0;
-        for (double t : x_ticks) {
-            double x = f.map_x(t);
-            cairo_move_to(cr, x, f.bottom);
-            cairo_line_to(cr, x, f.bottom + 5);
-            cairo_stroke(cr);
-            text_at(cr, format_tick(t, xstep), x, f.bottom + 14, 0.5, 0.5);
-        }
+        draw_x_ticks(cr, f, x_ticks);
         for (std::size_t s = 0; s < chart.series.size(); ++s) {
             const auto& series = chart.series[s];
             if (!series.sd.empty()) {  // band: upper edge forward, lower edge backward
@@ -345,7 +359,92 @@ void write_line_chart(const LineChart& chart, const std::filesystem::path& prefi
                 cairo_fill(cr);
             }
         }
-        draw_legend(cr, chart.series, f);
+        draw_legend(cr, series_names(chart.series), f);
+    };
+    render_both(paint, prefix, size);
+}
+
+void write_scatter_chart(const ScatterChart& chart, const std::filesystem::path& prefix,
+                         PlotSize size) {
+    double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
+    for (const auto& s : chart.series) {
+        if (s.x.size() != s.y.size())
+            throw InvalidArgument("scatter chart series '" + s.name + "' has " +
+                                  std::to_string(s.x.size()) + " x values for " +
+                                  std::to_string(s.y.size()) + " y values");
+        if (!s.labels.empty() && s.labels.size() != s.x.size())
+            throw InvalidArgument("scatter chart series '" + s.name + "' has " +
+                                  std::to_string(s.labels.size()) + " labels for " +
+                                  std::to_string(s.x.size()) + " points");
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+            x_lo = std::min(x_lo, s.x[i]);
+            x_hi = std::max(x_hi, s.x[i]);
+            y_lo = std::min(y_lo, s.y[i]);
+            y_hi = std::max(y_hi, s.y[i]);
+        }
+    }
+    if (!(x_lo <= x_hi))
+        throw InvalidArgument("scatter chart '" + chart.title + "' has no finite point");
+    // 5 % padding so that no marker sits on an axis.
+    const double x_pad = (x_hi - x_lo) * 0.05, y_pad = (y_hi - y_lo) * 0.05;
+    auto y_ticks = nice_ticks(y_lo - y_pad, y_hi + y_pad);
+    auto x_ticks = nice_ticks(x_lo - x_pad, x_hi + x_pad);
+    Painter paint = [&](cairo_t* cr) {
+        const Frame f =
+            chart_frame(size, chart.series.size(), y_ticks, x_ticks.front(), x_ticks.back());
+        std::vector<std::pair<double, double>> label_at;  // labels drawn so far (device units)
+        draw_common(cr, chart.title, chart.x_label, chart.y_label, f, y_ticks, size.width,
+                    size.height);
+        draw_x_ticks(cr, f, x_ticks);
+        for (std::size_t s = 0; s < chart.series.size(); ++s) {
+            const auto& series = chart.series[s];
+            set_colour(cr, s);
+            if (series.connect) {
+                cairo_set_line_width(cr, 1.5);
+                bool started = false;
+                for (std::size_t i = 0; i < series.x.size(); ++i) {
+                    if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) {
+                        started = false;
+                        continue;
+                    }
+                    const double x = f.map_x(series.x[i]), y = f.map_y(series.y[i]);
+                    if (!started)
+                        cairo_move_to(cr, x, y), started = true;
+                    else
+                        cairo_line_to(cr, x, y);
+                }
+                cairo_stroke(cr);
+            }
+            // One filled path per marker (so that each point is one element of the SVG).
+            for (std::size_t i = 0; i < series.x.size(); ++i) {
+                if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) continue;
+                cairo_new_path(cr);
+                cairo_arc(cr, f.map_x(series.x[i]), f.map_y(series.y[i]), 4.0, 0, 2 * M_PI);
+                cairo_close_path(cr);
+                cairo_fill(cr);
+            }
+            if (!series.labels.empty()) {
+                cairo_set_font_size(cr, 10);
+                for (std::size_t i = 0; i < series.x.size(); ++i) {
+                    if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) continue;
+                    // Labels of coinciding points are stacked instead of overprinted.
+                    const double x = f.map_x(series.x[i]) + 6;
+                    double y = f.map_y(series.y[i]) - 6;
+                    for (bool moved = true; moved;) {
+                        moved = false;
+                        for (const auto& [lx, ly] : label_at)
+                            if (std::fabs(lx - x) < 40 && std::fabs(ly - y) < 10) {
+                                y = ly - 11;
+                                moved = true;
+                            }
+                    }
+                    label_at.emplace_back(x, y);
+                    text_at(cr, series.labels[i], x, y, 0.0, 0.5);
+                }
+            }
+        }
+        draw_legend(cr, series_names(chart.series), f);
     };
     render_both(paint, prefix, size);
 }

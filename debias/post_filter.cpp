@@ -69,6 +69,16 @@ StageMeasures measures_of(const PostFilterReport& r) {
             {"missing_bias", d(r.missing_bias)}};
 }
 
+std::shared_ptr<const eval::BiasTable> shared_bias_table(
+    StageContext& ctx, const std::filesystem::path& path,
+    std::optional<eval::BiasVariant> expected) {
+    const std::string key = "bias_file:" + std::filesystem::absolute(path).lexically_normal().string() +
+                            ":" + (expected ? eval::bias_variant_name(*expected) : "any");
+    return ctx.shared<const eval::BiasTable>(key, [&] {
+        return std::make_shared<const eval::BiasTable>(eval::read_bias_file(path, expected));
+    });
+}
+
 CommonFilterConfig common_filter_config(const nlohmann::json& c, StageContext& ctx,
                                         const std::string& where) {
     CommonFilterConfig out;
@@ -87,8 +97,7 @@ CommonFilterConfig common_filter_config(const nlohmann::json& c, StageContext& c
         expected = out.bias.variant;
     }
     if (auto f = config_string(c, "bias_file", "", where); !f.empty()) {
-        out.bias.table = std::make_shared<const eval::BiasTable>(
-            eval::read_bias_file(ctx.resolve(f), expected));
+        out.bias.table = shared_bias_table(ctx, ctx.resolve(f), expected);
     }
     if (auto f = config_string(c, "words", "", where); !f.empty()) {
         out.bias.words = std::make_shared<const eval::GenderWordList>(

@@ -31,7 +31,9 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +128,14 @@ struct CommonFilterConfig {
 };
 CommonFilterConfig common_filter_config(const nlohmann::json& config, StageContext& ctx,
                                         const std::string& where);
+
+/// The bias table of the file `path` (already resolved) for the `expected` variant, read once
+/// per StageContext (a shared resource keyed by the absolute path and the variant), so that
+/// several filters of one context, and a host measuring their output, share one copy.
+/// IoError / ParseError from eval::read_bias_file.
+std::shared_ptr<const eval::BiasTable> shared_bias_table(
+    StageContext& ctx, const std::filesystem::path& path,
+    std::optional<eval::BiasVariant> expected);
 
 /// RaB@k bias and utility of `list` (scores = candidate scores; `bias` for the triples).
 /// `missing` (if given) is incremented for each top-k candidate without a bias value.

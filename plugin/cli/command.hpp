@@ -5,6 +5,8 @@
 /// over the library: parse options, call library functions, print.
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,6 +64,24 @@ struct PipelineSearchRequest {
 };
 using PipelineSearchHook = std::function<void(const PipelineSearchRequest&)>;
 PipelineSearchHook& pipeline_search_hook();
+
+/// `plumb audit --mats-model`: the core `audit` command hands the MATS of a TK model (which runs
+/// the model) to the module, which sets this hook when it is loaded; the same computation as
+/// `plumb debias mats` with the same options (defaults as there), without writing files.
+struct MatsRequest {
+    std::string model;         ///< TK model folder
+    std::string corpus;        ///< passages (TSV or BEIR JSONL); the first `sample` are used
+    std::string input_format;  ///< tsv | jsonl (empty: by extension)
+    std::size_t sample = 2000;
+    std::size_t max_delta = 0;
+    std::size_t max_pairs = 200;
+    std::size_t batch = 64;
+    std::uint64_t seed = 42;
+    bool quiet = false;
+};
+/// Returns MATS (NaN when undefined: no term pair at any distance).
+using MatsHook = std::function<double(const MatsRequest&)>;
+MatsHook& mats_hook();
 
 /// Turns an exception from a library the core CLI does not know (LibTorch's c10::Error) into
 /// the one-line message of a user error; returns "" for exceptions it does not recognise. Set

@@ -36,6 +36,11 @@ PipelineSearchHook& pipeline_search_hook() {
     return hook;
 }
 
+MatsHook& mats_hook() {
+    static MatsHook hook;
+    return hook;
+}
+
 ExceptionTranslator& exception_translator() {
     static ExceptionTranslator translator;
     return translator;

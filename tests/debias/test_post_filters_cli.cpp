@@ -77,3 +77,50 @@ TEST(PostFilterCli, FairTopKBalanceAndDedup) {
     EXPECT_FALSE(debias_test::fs::exists(dir / "o4"));
     debias_test::fs::remove_all(dir);
 }
+
+// `plumb debias post-filter-sweep`: the table of test_post_filter_sweep.cpp's run through the CLI
+// (its numbers derived by hand there), the written folder, and a bad budget.
+TEST(PostFilterCli, SweepWritesTableRunsAndPlot) {
+    auto dir = debias_test::temp_dir();
+    const auto r = debias_test::write(dir / "run.txt",
+                                      "q1 Q0 n1 1 10 r\nq1 Q0 n2 2 9 r\nq1 Q0 f3 3 8 r\n"
+                                      "q1 Q0 n4 4 7 r\nq2 Q0 a 1 5 r\nq2 Q0 b 2 4 r\n"
+                                      "q3 Q0 x 1 1 r\n");
+    const auto b = debias_test::write(dir / "bias.tsv",
+                                      "n1\t-1\t0\t1\nn2\t-1\t0\t1\nf3\t1\t1\t0\nn4\t0\t0\t0\n"
+                                      "a\t-2\t0\t2\nb\t1\t1\t0\nx\t-1\t0\t1\n");
+    const auto q = debias_test::write(dir / "qrels.txt", "q1 0 f3 1\nq1 0 n1 0\nq2 0 a 2\n");
+    auto sweep = [&](const std::string& args) {
+        const std::string cmd = std::string(PLUMB_CLI_PATH) +
+                                " debias post-filter-sweep --quiet --run " + r.string() +
+                                " --qrels " + q.string() + " --bias-file " + b.string() +
+                                " -k 2 --no-adjust " + args + " >" +
+                                (dir / "stdout.txt").string() + " 2>" +
+                                (dir / "stderr.txt").string();
+        return WEXITSTATUS(std::system(cmd.c_str()));
+    };
+    ASSERT_EQ(sweep("--budgets 0.5,inf --fair-p 0.95 --format markdown --output-dir " +
+                    (dir / "out").string()),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto md = debias_test::slurp(dir / "stdout.txt");
+    // Unfiltered: nDCG@2 (0 + 1)/2, |RaB@2| (1 + 0.5)/2; budget inf: q1 gets f3 at rank 2.
+    EXPECT_NE(md.find("| none | - | 0.5000 | 0.5000 | 0.7500 | 0.7500 | 1.1250 |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| bias_balance | budget=inf | 0.8155 | 0.7500 | 0.2500 | 0.2500 |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| fair_topk | p=0.95 | 0.8155 | 0.7500 | 0.2500 | 0.2500 | -0.3750 | 2 | 3 |"),
+              std::string::npos)
+        << md;
+    for (const char* f : {"none.run", "fair_topk_p0.95.run", "bias_balance_budget0.5.run",
+                          "bias_balance_budgetinf.run", "sweep.md", "sweep.json", "sweep.txt"})
+        EXPECT_TRUE(debias_test::fs::exists(dir / "out" / f)) << f;
+    EXPECT_TRUE(debias_test::is_png(dir / "out" / "sweep.png"));
+    EXPECT_TRUE(debias_test::is_svg(dir / "out" / "sweep.svg"));
+    EXPECT_EQ(sweep("--budgets lots --output-dir " + (dir / "bad").string()), 1);
+    EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("lots"), std::string::npos);
+    EXPECT_FALSE(debias_test::fs::exists(dir / "bad"));
+    debias_test::fs::remove_all(dir);
+}

@@ -1,0 +1,60 @@
+// `plumb audit --mats-model` (LibTorch CLI module): the MATS it reports for a TK model is the one
+// `plumb debias mats` writes for the same model, passages and options (the value itself is
+// tested against hand-computed ATS in test_mats.cpp; here the hook between the two commands).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "debias_test_util.hpp"
+
+namespace {
+
+int plumb_cli(const std::string& args, const debias_test::fs::path& dir) {
+    const std::string cmd = std::string(PLUMB_CLI_PATH) + " " + args + " >" +
+                            (dir / "stdout.txt").string() + " 2>" + (dir / "stderr.txt").string();
+    return WEXITSTATUS(std::system(cmd.c_str()));
+}
+
+}  // namespace
+
+TEST(AuditMatsCli, MatsModelEqualsDebiasMats) {
+    auto dir = debias_test::temp_dir();
+    debias_test::write(dir / "glove.txt",
+                       "the 0.1 0.2 0.3 0.4\ncat 1 0 0 0\nsat 0 1 0 0\nmat 0 0 1 0\non 0 0 0 1\n");
+    ASSERT_EQ(plumb_cli("tk-init --embeddings " + (dir / "glove.txt").string() + " --output " +
+                            (dir / "model").string() +
+                            " --layers 1 --heads 2 --head-dim 0 --ff-dim 3 --quiet --seed 3",
+                        dir),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto corpus = debias_test::write(dir / "corpus.tsv",
+                                           "d1\tthe cat sat on the mat the cat\n"
+                                           "d2\tcat on the mat sat the cat on\n"
+                                           "d3\tthe mat the cat the sat\n");
+    ASSERT_EQ(plumb_cli("debias mats --quiet --model " + (dir / "model").string() + " --corpus " +
+                            corpus.string() + " --seed 5 --output " + (dir / "m").string(),
+                        dir),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto expected = nlohmann::json::parse(debias_test::slurp(dir / "m.json"))["mats"];
+    ASSERT_TRUE(expected.is_number());
+    const auto run = debias_test::write(dir / "a.run", "q1 Q0 d1 1 3 r\n");
+    ASSERT_EQ(plumb_cli("audit --quiet --run " + run.string() + " --name A --mats-model A," +
+                            (dir / "model").string() + " --mats-corpus " + corpus.string() +
+                            " --mats-seed 5 -o " + (dir / "out").string(),
+                        dir),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto audit = nlohmann::json::parse(debias_test::slurp(dir / "out" / "audit.json"));
+    EXPECT_DOUBLE_EQ(audit["position"][0]["mats"].get<double>(), expected.get<double>());
+    // --mats-model without --mats-corpus is a configuration error naming the option.
+    EXPECT_EQ(plumb_cli("audit --quiet --run " + run.string() + " --name A --mats-model A," +
+                            (dir / "model").string() + " -o " + (dir / "out2").string(),
+                        dir),
+              1);
+    EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("--mats-corpus"), std::string::npos);
+    debias_test::fs::remove_all(dir);
+}
