@@ -7,7 +7,8 @@
 // on the original triples loses less on rotation than on early-answer data. Paper 002 (Appendix
 // A): S_1 ⊆ ... ⊆ S_k ⊆ All. Papers 001, 003, 004: the tables' shape and one-to-one matching's
 // equal female / male counts (their directions are printed, not robust at this size).
-// Deterministic: fixed seeds, one Torch thread per process.
+// Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
+// thread per process.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -143,6 +144,17 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const auto t004 = read_json(out / "table-004.json");
     ASSERT_EQ(t004["rows"].size(), 3u) << t004.dump(2);  // DOT, IBBR-PD, IBBR-TS
     for (const auto& r : t004["rows"]) EXPECT_TRUE(r["delta_prf"].is_number()) << r.dump();
+
+    // ---- Post-filter sweep on TK-Original: the unfiltered row, FA*IR at 3 proportions, bias
+    // balance at 4 budgets, and the plot.
+    const auto sweep = read_json(out / "sweep" / "sweep.json");
+    ASSERT_EQ(sweep["rows"].size(), 8u) << sweep.dump(2);
+    EXPECT_EQ(sweep["rows"][0]["filter"], "none");
+    EXPECT_TRUE(fs::exists(out / "sweep" / "sweep.png"));
+    // ---- plumb audit: all four axes computed from the 000 runs.
+    const auto audit = read_json(out / "audit" / "audit.json");
+    ASSERT_EQ(audit["axes"].size(), 4u) << audit["axes"].dump(2);
+    for (const auto& a : audit["axes"]) EXPECT_TRUE(a["computed"].get<bool>()) << a.dump();
 
     // The report states every direction check.
     const auto checks = read_file(out / "checks.txt");
