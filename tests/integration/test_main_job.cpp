@@ -1,9 +1,14 @@
-// The main job end to end at the tiny size: `scripts/run --tiny` with the built CLI (generate
-// planted corpus, index, BM25, rotate, train TK on original and rotated triples, re-rank both test
-// sets, post-filter, MATS, Table 3 and the bias table), then the expected shape of paper 000's
-// Table 3 with tolerances: TK trained on the original triples loses on the rotated test set, TK
-// trained on rotated triples does not (or far less); BM25 (bag of words) is unchanged by rotation.
-// Deterministic: fixed seeds, one Torch thread per process.
+// The main job end to end at the tiny size: `scripts/run --tiny` with the built CLI, then the
+// direction of each reproduced effect with tolerances. Paper 000 (Table 3): TK trained on the
+// original triples loses on the rotated test set, TK trained on rotated triples does not (or far
+// less); BM25 (bag of words) is unchanged by rotation; the BERT-CAT and BERT-DOT rows exist (their
+// direction is printed by the script's checks but not asserted: at the tiny size the from-scratch
+// BERTs do not learn a stable ranking). Table 4's analogue (uniform answer positions): TK trained
+// on the original triples loses less on rotation than on early-answer data. Paper 002 (Appendix
+// A): S_1 ⊆ ... ⊆ S_k ⊆ All. Papers 001, 003, 004: the tables' shape and one-to-one matching's
+// equal female / male counts (their directions are printed, not robust at this size).
+// Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
+// thread per process.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -43,6 +48,10 @@ std::string read_file(const fs::path& p) {
     return ss.str();
 }
 
+double ndcg_delta(const nlohmann::json& row) {
+    return row["cells"]["ndcg_cut_10"]["delta"].get<double>();
+}
+
 }  // namespace
 
 TEST(MainJob, TinyRunHasTheExpectedShape) {
@@ -58,11 +67,16 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const int st = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(log);
 
+    // ---- Table 3 (paper 000)
     const auto table = read_json(out / "table3.json");
     const auto* bm25 = find_row(table, "BM25", "-");
     const auto* orig = find_row(table, "TK", "Original");
     const auto* deb = find_row(table, "TK", "Debiased");
     ASSERT_TRUE(bm25 && orig && deb) << table.dump(2);
+    for (const char* model : {"BERT-CAT", "BERT-DOT"}) {
+        EXPECT_TRUE(find_row(table, model, "Original")) << model;
+        EXPECT_TRUE(find_row(table, model, "Debiased")) << model;
+    }
 
     // BM25 ranks bags of words: rotation changes nothing.
     for (const char* m : {"ndcg_cut_10", "mrr_cut_10", "recall_10"})
@@ -70,23 +84,81 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
 
     // The shape of Table 3 on nDCG@10: original training loses clearly more on the rotated test
     // than rotated training does.
-    const double d_orig = (*orig)["cells"]["ndcg_cut_10"]["delta"].get<double>();
-    const double d_deb = (*deb)["cells"]["ndcg_cut_10"]["delta"].get<double>();
+    const double d_orig = ndcg_delta(*orig);
+    const double d_deb = ndcg_delta(*deb);
     EXPECT_LT(d_orig, -0.05) << "original training should lose on the rotated test\n"
                              << read_file(out / "table3.txt");
     EXPECT_LT(d_orig, d_deb - 0.05) << read_file(out / "table3.txt");
     EXPECT_GT(d_deb, -0.08) << read_file(out / "table3.txt");
-    // Bold (smallest |Δ| of the TK block) goes to the debiased training.
-    EXPECT_TRUE((*deb)["cells"]["ndcg_cut_10"]["bold"].get<bool>());
     // Both models must have learned something beyond chance on the original test.
     EXPECT_GT((*orig)["cells"]["ndcg_cut_10"]["original"].get<double>(), 0.2);
 
-    // The bias table: six rows, RaB/ARaB present, MATS for the TK rows only.
+    // ---- Table 4's analogue: with uniform answer positions there is no early-position shortcut
+    // to learn, so original training loses clearly less on rotation than on early answers.
+    const auto table4 = read_json(out / "table4.json");
+    const auto* orig_u = find_row(table4, "TK", "Original");
+    ASSERT_TRUE(orig_u) << table4.dump(2);
+    EXPECT_GT(ndcg_delta(*orig_u), d_orig + 0.05)
+        << read_file(out / "table4.txt") << read_file(out / "table3.txt");
+
+    // ---- The bias table: six rows, RaB/ARaB present, MATS for the TK rows only.
     const auto bias = read_json(out / "bias-table.json");
     ASSERT_EQ(bias["rows"].size(), 6u) << bias.dump(2);
     EXPECT_TRUE(bias["rows"][0]["mats"].is_null());
     EXPECT_TRUE(bias["rows"][2]["mats"].is_number());
     EXPECT_TRUE(bias["rows"][4]["mats"].is_number());
     EXPECT_EQ(bias["rows"][2]["queries"].get<int>(), bias["rows"][0]["queries"].get<int>());
+
+    // ---- Appendix A (paper 002): nested subsets, every run evaluated, unanswered per type.
+    const auto app = read_json(out / "appendix-a.json");
+    const auto& subsets = app["subsets"]["mrr_cut_10"];
+    ASSERT_GE(subsets.size(), 3u) << app.dump(2);
+    EXPECT_EQ(subsets[0]["subset"], "All");
+    for (std::size_t i = 1; i < subsets.size(); ++i) {
+        EXPECT_LE(subsets[i]["num_queries"].get<int>(), subsets[i - 1]["num_queries"].get<int>());
+        EXPECT_TRUE(subsets[i]["means"].contains("TK-Original")) << subsets[i].dump();
+        EXPECT_TRUE(subsets[i]["means"].contains("BERT-DOT-Debiased")) << subsets[i].dump();
+    }
+    EXPECT_EQ(app["unanswered"][0]["type"], "all");
+
+    // ---- Papers 001, 003, 004 on the collection with every planted cause. Their effect
+    // directions are printed (checks.txt) but not asserted: at the tiny size (13 neutral and 7
+    // gendered test queries, 20 test queries over three terciles) they do not hold robustly
+    // (README, "The main job"). Asserted: the tables' shape and one-to-one matching's counts.
+    const auto balance = read_json(out / "causes" / "balance" / "report.json");
+    ASSERT_TRUE(balance["one_to_one"].get<bool>());
+    for (const auto& r : balance["outputs"]) {
+        EXPECT_EQ(r["added_female"].get<int>(), r["added_male"].get<int>()) << r.dump();
+        EXPECT_GT(r["added"].get<int>(), 0) << r.dump();
+    }
+    const auto t001 = read_json(out / "table-001.json");
+    ASSERT_EQ(t001["rows"].size(), 3u) << t001.dump(2);  // original, r = 0.05, r = 0.25
+    EXPECT_GT(t001["neutral_queries"].get<int>(), 0);
+    const auto t003 = read_json(out / "table-003.json");
+    ASSERT_EQ(t003["rows"].size(), 5u) << t003.dump(2);  // baseline + four weak learners
+    for (const auto& r : t003["rows"]) {
+        const double mu = r["mu"].get<double>(), sd = r["sigma"].get<double>();
+        EXPECT_NEAR(r["cv"].get<double>(), sd / mu, 1e-12);
+        EXPECT_GT(mu, 0.2) << r.dump();  // every model ranks better than chance
+    }
+    const auto t004 = read_json(out / "table-004.json");
+    ASSERT_EQ(t004["rows"].size(), 3u) << t004.dump(2);  // DOT, IBBR-PD, IBBR-TS
+    for (const auto& r : t004["rows"]) EXPECT_TRUE(r["delta_prf"].is_number()) << r.dump();
+
+    // ---- Post-filter sweep on TK-Original: the unfiltered row, FA*IR at 3 proportions, bias
+    // balance at 4 budgets, and the plot.
+    const auto sweep = read_json(out / "sweep" / "sweep.json");
+    ASSERT_EQ(sweep["rows"].size(), 8u) << sweep.dump(2);
+    EXPECT_EQ(sweep["rows"][0]["filter"], "none");
+    EXPECT_TRUE(fs::exists(out / "sweep" / "sweep.png"));
+    // ---- plumb audit: all four axes computed from the 000 runs.
+    const auto audit = read_json(out / "audit" / "audit.json");
+    ASSERT_EQ(audit["axes"].size(), 4u) << audit["axes"].dump(2);
+    for (const auto& a : audit["axes"]) EXPECT_TRUE(a["computed"].get<bool>()) << a.dump();
+
+    // The report states every direction check.
+    const auto checks = read_file(out / "checks.txt");
+    for (const char* c : {"000 TK", "000u TK", "001 TK", "003 TK", "004 BERT-DOT"})
+        EXPECT_NE(checks.find(c), std::string::npos) << c << "\n" << checks;
     fs::remove_all(out);
 }
