@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "index/detail/batch_search.hpp"
 #include "index/detail/bm25_block_max_maxscore.hpp"
 #include "index/detail/bm25_exhaustive.hpp"
 #include "index/detail/bm25_maxscore.hpp"
@@ -17,7 +18,6 @@
 #include "index/detail/index_data.hpp"
 #include "index/rm3.hpp"
 #include "plugin/error.hpp"
-#include "plugin/parallel.hpp"
 
 namespace plumb::index {
 
@@ -364,20 +364,9 @@ std::vector<RankedList> Bm25Searcher::search_batch(std::span<const Query> querie
                                                    const SearchOptions& options, unsigned threads,
                                                    const ProgressCallback& progress,
                                                    const CancelToken* cancel) const {
-    std::vector<RankedList> out(queries.size());
-    std::mutex mu;
-    std::size_t done = 0;
-    // threads: 0 = 1 here (parallel_for's 0 is hardware concurrency).
-    parallel_for(queries.size(), std::max(1u, threads), [&](std::size_t i, unsigned) {
-        if (cancel && cancel->requested()) throw Error("cancelled");
-        auto hits = search(queries[i].text, k, options);
-        out[i] = to_ranked_list(queries[i].id, hits);
-        if (progress) {
-            std::lock_guard lock(mu);
-            progress(++done, queries.size());
-        }
+    return detail::search_batch(queries, threads, progress, cancel, [&](const Query& q) {
+        return to_ranked_list(q.id, search(q.text, k, options));
     });
-    return out;
 }
 
 }  // namespace plumb::index

@@ -1,12 +1,11 @@
 #include "index/sharded_searcher.hpp"
 
 #include <algorithm>
-#include <mutex>
 
+#include "index/detail/batch_search.hpp"
 #include "index/rm3.hpp"
 #include "index/shard_manifest.hpp"
 #include "plugin/error.hpp"
-#include "plugin/parallel.hpp"
 
 namespace plumb::index {
 
@@ -123,14 +122,10 @@ std::vector<RankedList> ShardedSearcher::search_batch(std::span<const Query> que
                                                       unsigned threads,
                                                       const ProgressCallback& progress,
                                                       const CancelToken* cancel) const {
-    std::vector<RankedList> out(queries.size());
-    std::mutex mu;
-    std::size_t done = 0;
-    parallel_for(queries.size(), std::max(1u, threads), [&](std::size_t i, unsigned) {
-        if (cancel && cancel->requested()) throw Error("cancelled");
-        auto hits = search(queries[i].text, k, options);
+    return detail::search_batch(queries, threads, progress, cancel, [&](const Query& q) {
+        auto hits = search(q.text, k, options);
         RankedList list;
-        list.qid = queries[i].id;
+        list.qid = q.id;
         list.candidates.reserve(hits.size());
         for (auto& h : hits) {
             Candidate c;
@@ -138,13 +133,8 @@ std::vector<RankedList> ShardedSearcher::search_batch(std::span<const Query> que
             c.score = h.score;
             list.candidates.push_back(std::move(c));
         }
-        out[i] = std::move(list);
-        if (progress) {
-            std::lock_guard lock(mu);
-            progress(++done, queries.size());
-        }
+        return list;
     });
-    return out;
 }
 
 ShardedDocuments::ShardedDocuments(std::shared_ptr<const ShardedSearcher> searcher)
