@@ -321,7 +321,7 @@ EncodeInput open_encode_input(const EncodeArgs& a) {
             pi::Document d;
             if (!reader->next(d)) return false;
             id = std::move(d.id);
-            text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            text = pi::indexed_text(std::move(d));
             return true;
         };
     } else {

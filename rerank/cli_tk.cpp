@@ -100,7 +100,7 @@ void run_vectors(const VectorsArgs& a) {
         std::vector<std::string> texts;
         std::vector<std::string_view> views;
         texts.reserve(docs.size());
-        for (const auto& d : docs) texts.push_back(d.title.empty() ? d.text : d.title + " " + d.text);
+        for (const auto& d : docs) texts.push_back(plumb::index::indexed_text(d));
         for (const auto& t : texts) views.push_back(t);
         auto vecs = model.passage_vectors(views, a.batch);
         for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -170,8 +170,7 @@ void run_cache(const CacheArgs& a) {
             pi::Document d;
             if (!reader->next(d)) return false;
             id = std::move(d.id);
-            // The text a DocumentSource serves: title and text joined by a space, as indexed.
-            text = d.title.empty() ? std::move(d.text) : d.title + " " + d.text;
+            text = pi::indexed_text(std::move(d));  // as a DocumentSource serves it: as indexed
             return true;
         };
     } else {
