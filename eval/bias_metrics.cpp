@@ -311,8 +311,11 @@ CategoryDifference category_difference(const std::vector<QueryRanking>& group_a,
     d.mean_a = group_mean(group_a, vectors, k, d.queries_a, d.missing);
     d.mean_b = group_mean(group_b, vectors, k, d.queries_b, d.missing);
     d.difference.resize(d.categories.size());
-    for (std::size_t c = 0; c < d.categories.size(); ++c)
+    d.abs_difference.resize(d.categories.size());
+    for (std::size_t c = 0; c < d.categories.size(); ++c) {
         d.difference[c] = d.mean_a[c] - d.mean_b[c];
+        d.abs_difference[c] = std::fabs(d.difference[c]);
+    }
     return d;
 }
 

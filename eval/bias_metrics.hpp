@@ -142,10 +142,11 @@ struct CategoryVectors {
 /// a duplicate docid throws ParseError "<file>:<line>: ...".
 CategoryVectors read_category_vectors(const std::filesystem::path& path);
 
-/// Category means of two query groups and their difference (A - B).
+/// Category means of two query groups, their signed difference (A - B) and its absolute value
+/// |A - B| (paper 001's Table 2 reports the absolute difference).
 struct CategoryDifference {
     std::vector<std::string> categories;
-    std::vector<double> mean_a, mean_b, difference;
+    std::vector<double> mean_a, mean_b, difference, abs_difference;
     std::size_t queries_a = 0, queries_b = 0;  ///< queries with at least one vector in top-k
     std::size_t missing = 0;                   ///< top-k passages without a vector
 };

@@ -359,8 +359,11 @@ void run_liwc(const LiwcArgs& a) {
         "groups: " + a.group_a + " (" + std::to_string(d.queries_a) + " queries), " + a.group_b +
         " (" + std::to_string(d.queries_b) + " queries); top " + std::to_string(a.k) +
         "; passages without a vector: " + std::to_string(d.missing) + "\n" + pad("category", 16) +
-        "  " + pad(a.group_a, 10) + "  " + pad(a.group_b, 10) + "  difference\n";
-    std::string csv = "category,mean_" + a.group_a + ",mean_" + a.group_b + ",difference\n";
+        "  " + pad(a.group_a, 10) + "  " + pad(a.group_b, 10) + "  " +
+        pad("|" + a.group_a + "-" + a.group_b + "|", 10) + "  " + a.group_a + "-" + a.group_b +
+        "\n";
+    std::string csv =
+        "category,mean_" + a.group_a + ",mean_" + a.group_b + ",abs_difference,difference\n";
     nlohmann::json json{{"group_a", a.group_a},
                         {"group_b", a.group_b},
                         {"queries_a", d.queries_a},
@@ -369,11 +372,14 @@ void run_liwc(const LiwcArgs& a) {
                         {"missing", d.missing}};
     for (std::size_t c = 0; c < d.categories.size(); ++c) {
         text += pad(d.categories[c], 16) + "  " + pad(fixed(d.mean_a[c], 6), 10) + "  " +
-                pad(fixed(d.mean_b[c], 6), 10) + "  " + fixed(d.difference[c], 6) + "\n";
+                pad(fixed(d.mean_b[c], 6), 10) + "  " + pad(fixed(d.abs_difference[c], 6), 10) +
+                "  " + fixed(d.difference[c], 6) + "\n";
         csv += d.categories[c] + "," + fixed(d.mean_a[c], 10) + "," + fixed(d.mean_b[c], 10) + "," +
-               fixed(d.difference[c], 10) + "\n";
-        json["categories"][d.categories[c]] = {
-            {"mean_a", d.mean_a[c]}, {"mean_b", d.mean_b[c]}, {"difference", d.difference[c]}};
+               fixed(d.abs_difference[c], 10) + "," + fixed(d.difference[c], 10) + "\n";
+        json["categories"][d.categories[c]] = {{"mean_a", d.mean_a[c]},
+                                               {"mean_b", d.mean_b[c]},
+                                               {"abs_difference", d.abs_difference[c]},
+                                               {"difference", d.difference[c]}};
     }
     a.out.write(text, csv, json.dump(2) + "\n");
 }

@@ -21,6 +21,7 @@ struct GenerateArgs {
     std::string size = "small";
     std::string answer_positions = "early";
     std::string distractor_positions = "opposite";
+    std::string complexity_cue = "overlap";
     plumb::index::PlantedConfig p;
     double candidate_gender_share = 0.0;
     CLI::App* cmd = nullptr;  // to tell given options from defaults
@@ -61,6 +62,7 @@ void run_planted(const GenerateArgs& a) {
     c.generated_pairs = a.p.generated_pairs;
     c.complexity_levels = a.p.complexity_levels;
     c.clause_terms = a.p.clause_terms;
+    c.complexity_cue = parse_complexity_cue(a.complexity_cue);
     c.shown_k = a.p.shown_k;
     c.unanswered = a.p.unanswered;
     PlantedGenerator generator(c);
@@ -221,6 +223,14 @@ const plumb::cli::CommandRegistrar kGenerate{
             opt(cmd->add_option("--clause-terms", p.clause_terms,
                                 "Content words in a complex query's subordinate clause")
                     ->needs(levels));
+            cmd->add_option("--complexity-cue", args->complexity_cue,
+                            "What complex queries break: overlap (their hard negatives carry "
+                            "the clause words; default) or position (simple and medium queries "
+                            "match early in relevant passages, complex ones late; paper 003's "
+                            "experiment)")
+                ->check(CLI::IsMember({"overlap", "position"}))
+                ->group(g)
+                ->needs(levels);
         }
         opt(cmd->add_option("--shown-k", p.shown_k,
                             "Passages shown to the annotator per query (survivorship)"));

@@ -230,6 +230,17 @@ const char* passage_role_name(PassageRole role) noexcept {
     return "?";
 }
 
+ComplexityCue parse_complexity_cue(std::string_view name) {
+    if (name == "overlap") return ComplexityCue::Overlap;
+    if (name == "position") return ComplexityCue::Position;
+    throw InvalidArgument("complexity cue must be overlap or position, not '" + std::string(name) +
+                          "'");
+}
+
+const char* complexity_cue_name(ComplexityCue value) noexcept {
+    return value == ComplexityCue::Overlap ? "overlap" : "position";
+}
+
 PlantedConfig planted_preset(std::string_view size) {
     PlantedConfig c;
     auto set = [&](std::uint64_t p, std::uint64_t tr, std::uint64_t dv, std::uint64_t te) {
@@ -609,6 +620,9 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     }
 
     if (plan) {
+        // Complexity cue Position: complex queries swap the two placements (file comment).
+        const bool swap = c.complexity_levels && c.complexity_cue == ComplexityCue::Position &&
+                          plan->level == 2;
         std::vector<std::uint32_t> terms = plan->terms;
         shuffle(terms, rng);
         const std::size_t t = terms.size();  // >= 2
@@ -625,16 +639,17 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
             block.insert(block.end(), plan->answer.begin(), plan->answer.end());
             block.insert(block.end(), terms.begin() + static_cast<std::ptrdiff_t>(left),
                          terms.end());
-            x = draw_answer_x(rng);
+            x = swap ? draw_distractor_x(rng) : draw_answer_x(rng);
         } else {
             auto keep = static_cast<std::size_t>(
                 std::llround(c.hard_negative_terms * static_cast<double>(t)));
             keep = std::clamp<std::size_t>(keep, 1, t - 1);
             for (std::size_t k = 0; k < keep; ++k)
                 for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
-            // Complex queries: the clause's words too (lexical overlap points here).
-            for (auto w : plan->clause)
-                for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(w);
+            // Complex queries, cue Overlap: the clause's words too (lexical overlap points here).
+            if (c.complexity_cue == ComplexityCue::Overlap)
+                for (auto w : plan->clause)
+                    for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(w);
             const std::size_t a = plan->answer.size();
             if (a >= 2) {
                 std::vector<std::uint32_t> answer = plan->answer;
@@ -644,7 +659,7 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
                              answer.begin() + static_cast<std::ptrdiff_t>(na));
             }
             shuffle(block, rng);
-            x = draw_distractor_x(rng);
+            x = swap ? draw_answer_x(rng) : draw_distractor_x(rng);
         }
         const auto L = static_cast<std::int64_t>(words.size());
         const auto n = static_cast<double>(words.size() + block.size());
@@ -1173,6 +1188,9 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"unanswered", c.unanswered},
         {"shown_rank_p", c.shown_rank_p},
     };
+    // Only with complexity levels on: the default manifest stays as it was.
+    if (c.complexity_levels)
+        m["parameters"]["complexity_cue"] = complexity_cue_name(c.complexity_cue);
     m["counts"] = {
         {"passages", out.passages},
         {"corpus_bytes", out.corpus_bytes},

@@ -86,6 +86,21 @@
 ///    the shortcut a model learns from simple and medium queries — points to the hard negatives.
 /// Keyword/question/clause forms make the levels visible to debias::ComplexityAnalyzer (more
 /// tokens, verbs, clauses and dependent clauses per level). Labels: query_complexity.tsv.
+/// The cue above is `complexity_cue` Overlap (the default). With Position (paper 003's
+/// experiment, `--complexity-cue position`) the shortcut is WHERE the query words match, and it
+/// holds for simple and medium queries only:
+///  - simple and medium: as above (relevant blocks drawn from `answer_positions`, hard
+///    negatives' blocks from `distractor_positions`: with Early / Opposite, early match ⇒
+///    relevant);
+///  - complex: the placements are swapped — relevant blocks from the distractor distribution,
+///    hard negatives' blocks from the answer distribution (late match ⇒ relevant) — and hard
+///    negatives carry no clause words.
+/// Coverage (a relevant passage holds every main-clause term, a hard negative a strict subset)
+/// identifies relevance at every level; the position cue agrees with it for two thirds of the
+/// queries and contradicts it for the complex third. A ranker that leans on the position cue
+/// (TK does: paper 000) ranks complex queries worse; a weak learner that picks up the cue lets
+/// EqualizeIR's product of experts discount it. Each passage consumes the same random draws
+/// with either placement, so only complex queries' planted passages differ from Overlap's.
 /// With all three off (the defaults) every data file is the same as without these options.
 ///
 /// Survivorship (paper 002): per query a list of `shown_k` passages as shown to an annotator.
@@ -115,6 +130,8 @@ namespace plumb::index {
 enum class AnswerPositions { Early, Uniform };
 /// Where hard negatives carry their block of query words.
 enum class DistractorPositions { Opposite, Late, Uniform, Early };
+/// What misleads on complex queries (complexity levels; see the file comment).
+enum class ComplexityCue { Overlap, Position };
 
 /// "early" / "uniform" (throws InvalidArgument otherwise) and back.
 AnswerPositions parse_answer_positions(std::string_view name);
@@ -122,6 +139,9 @@ const char* answer_positions_name(AnswerPositions value) noexcept;
 /// "opposite" / "late" / "uniform" / "early" and back.
 DistractorPositions parse_distractor_positions(std::string_view name);
 const char* distractor_positions_name(DistractorPositions value) noexcept;
+/// "overlap" / "position" and back.
+ComplexityCue parse_complexity_cue(std::string_view name);
+const char* complexity_cue_name(ComplexityCue value) noexcept;
 
 /// Parameters of a planted-bias collection (see the file comment for the model).
 struct PlantedConfig {
@@ -167,6 +187,7 @@ struct PlantedConfig {
 
     bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
     std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
+    ComplexityCue complexity_cue = ComplexityCue::Overlap;  ///< the cue complex queries break
 
     std::uint32_t shown_k = 10;  ///< passages shown per query (survivorship)
     double unanswered = 0.3;     ///< share of unanswered queries

@@ -162,10 +162,20 @@ TEST(CategoryDifference, ByHand) {
     EXPECT_DOUBLE_EQ(d.mean_a[1], 0.25);
     EXPECT_DOUBLE_EQ(d.difference[0], 0.25);
     EXPECT_DOUBLE_EQ(d.difference[1], -0.25);
+    // Paper 001's Table 2 reports |A - B|: (0.25, 0.25).
+    EXPECT_DOUBLE_EQ(d.abs_difference[0], 0.25);
+    EXPECT_DOUBLE_EQ(d.abs_difference[1], 0.25);
     // k = 1: A -> q1 (1,0), q2 (1,0); difference (0.5, -0.5).
     auto d1 = category_difference(a, b, cv, 1);
     EXPECT_DOUBLE_EQ(d1.difference[0], 0.5);
     EXPECT_DOUBLE_EQ(d1.difference[1], -0.5);
+    EXPECT_DOUBLE_EQ(d1.abs_difference[1], 0.5);
+    // Groups swapped: B - A = (-0.25, 0.25), absolute (0.25, 0.25).
+    auto ds = category_difference(b, a, cv, 10);
+    EXPECT_DOUBLE_EQ(ds.difference[0], -0.25);
+    EXPECT_DOUBLE_EQ(ds.difference[1], 0.25);
+    EXPECT_DOUBLE_EQ(ds.abs_difference[0], 0.25);
+    EXPECT_DOUBLE_EQ(ds.abs_difference[1], 0.25);
 
     auto line_of = [&](const std::string& name, const std::string& content) {
         return expect_parse_error([&] { read_category_vectors(dir.write(name, content)); }).line();

@@ -308,18 +308,35 @@ TEST(BiasCli, PrfAndLiwc) {
         << pl.out;
 
     // LIWC difference, k = 2: f queries q1 [d1, d2] -> (0.5, 0.5), q3 [d3] -> (0.5, 0.5);
-    // m query q2 [d4, d2] -> (0, 0.5). Difference (0.5, 0).
+    // m query q2 [d4, d2] -> (0, 0.5). Difference f - m (0.5, 0), absolute (0.5, 0).
     auto cats = b.dir.write("cats.tsv",
                             "docid\tsocial\taffect\nd1\t1\t0\nd2\t0\t1\n"
                             "d3\t0.5\t0.5\nd4\t0\t0\n");
     auto glabels = b.dir.write("glabels.tsv", "q1\tf\nq2\tm\nq3\tf\n");
-    auto l = run_plumb("eval-liwc --run " + b.run_file.string() + " --categories " + cats.string() +
-                       " --queries " + glabels.string() + " --k 2 --format csv");
+    const std::string liwc = "eval-liwc --run " + b.run_file.string() + " --categories " +
+                             cats.string() + " --queries " + glabels.string() + " --k 2";
+    auto l = run_plumb(liwc + " --format csv");
     ASSERT_EQ(l.status, 0) << l.out;
-    EXPECT_NE(l.out.find("social,0.5000000000,0.0000000000,0.5000000000"), std::string::npos)
+    EXPECT_NE(l.out.find("category,mean_f,mean_m,abs_difference,difference"), std::string::npos)
         << l.out;
-    EXPECT_NE(l.out.find("affect,0.5000000000,0.5000000000,0.0000000000"), std::string::npos)
+    EXPECT_NE(l.out.find("social,0.5000000000,0.0000000000,0.5000000000,0.5000000000"),
+              std::string::npos)
         << l.out;
+    EXPECT_NE(l.out.find("affect,0.5000000000,0.5000000000,0.0000000000,0.0000000000"),
+              std::string::npos)
+        << l.out;
+    // Groups swapped (m - f): social signed -0.5, absolute 0.5.
+    auto s = run_plumb(liwc + " --group-a m --group-b f --format json");
+    ASSERT_EQ(s.status, 0) << s.out;
+    const auto j = nlohmann::json::parse(s.out);
+    EXPECT_DOUBLE_EQ(j["categories"]["social"]["difference"].get<double>(), -0.5) << s.out;
+    EXPECT_DOUBLE_EQ(j["categories"]["social"]["abs_difference"].get<double>(), 0.5) << s.out;
+    EXPECT_DOUBLE_EQ(j["categories"]["affect"]["abs_difference"].get<double>(), 0.0) << s.out;
+    // The text table shows both columns.
+    auto t = run_plumb(liwc + " --group-a m --group-b f");
+    ASSERT_EQ(t.status, 0) << t.out;
+    EXPECT_NE(t.out.find("|m-f|"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("0.500000    -0.500000"), std::string::npos) << t.out;
 }
 
 TEST(CompareCli, GenderBiasMeasuresCompareLikeAnyOther) {

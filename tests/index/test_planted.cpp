@@ -586,6 +586,7 @@ TEST(PlantedCauses, OffByDefaultAndTheirParametersAloneChangeNoDataFile) {
     PlantedConfig c = tiny_config(5);
     c.query_gender_skew = 0.1;
     c.clause_terms = 4;
+    c.complexity_cue = plumb::index::ComplexityCue::Position;
     c.liwc_words = 7;
     c.liwc_skew = 0.1;
     PlantedGenerator(c).write(b);
@@ -838,6 +839,87 @@ TEST(PlantedCauses, ComplexityLevelsAreWhatTheAnalyserSeesAndBm25TakesTheShortcu
     EXPECT_GT(rr[1], rr[2] + 0.25) << rr[1] << " " << rr[2];
 }
 
+TEST(PlantedCauses, ComplexityCuePositionSwapsThePlacementsOfComplexQueriesOnly) {
+    // Same collection with cue Overlap (default) and Position (paper 003's experiment).
+    PlantedConfig c = plumb::index::planted_preset("tiny");
+    c.base.seed = 9;
+    c.base.passages = 4000;
+    c.train_queries = 240;
+    c.dev_queries = 30;
+    c.test_queries = 30;
+    c.complexity_levels = true;
+    PlantedConfig cp = c;
+    cp.complexity_cue = plumb::index::ComplexityCue::Position;
+    PlantedGenerator go(c), gp(cp);
+    // Expected placements (file comment; early_scale 0.15, Opposite distractors): the answer of
+    // a relevant passage starts at x ~ truncated exponential (mean ~0.15) of simple and medium
+    // queries, at 1 - x (mean ~0.85) of complex ones; hard negatives' blocks the other way round.
+    std::array<double, 3> rel_sum{}, neg_sum{};
+    std::array<std::size_t, 3> rel_n{}, neg_n{};
+    std::size_t clause_pairs = 0, clause_in = 0;
+    for (std::uint32_t q = 0; q < 300; ++q) {
+        const int level = gp.complexity_level(q);
+        ASSERT_EQ(level, go.complexity_level(q));
+        for (auto p : gp.relevant_passages(q)) {
+            const auto a = gp.passage(p), b = go.passage(p);
+            rel_sum[level] += static_cast<double>(a.answer_start) / a.tokens;
+            ++rel_n[level];
+            if (level != 2) {
+                EXPECT_EQ(a.doc.text, b.doc.text) << p;  // simple, medium: unchanged
+            } else {  // complex: the same words, moved
+                auto wa = words_of(a.doc.text), wb = words_of(b.doc.text);
+                std::sort(wa.begin(), wa.end());
+                std::sort(wb.begin(), wb.end());
+                EXPECT_EQ(wa, wb) << p;
+            }
+        }
+        const auto clause = gp.clause_terms(q);
+        for (auto p : gp.hard_negative_passages(q)) {
+            const auto a = gp.passage(p);
+            neg_sum[level] += static_cast<double>(a.block_start) / a.tokens;
+            ++neg_n[level];
+            if (level != 2) {
+                EXPECT_EQ(a.doc.text, go.passage(p).doc.text) << p;
+                continue;
+            }
+            // No clause words planted (background text may hold one now and then).
+            const auto toks = words_of(a.doc.text);
+            for (const auto& w : clause)
+                ++clause_pairs, clause_in += std::find(toks.begin(), toks.end(), w) != toks.end();
+        }
+    }
+    for (int l = 0; l < 3; ++l) {
+        ASSERT_GT(rel_n[l], 50u);
+        const double rel = rel_sum[l] / rel_n[l], neg = neg_sum[l] / neg_n[l];
+        if (l < 2) {
+            EXPECT_LT(rel, 0.3) << l;
+            EXPECT_GT(neg, 0.6) << l;
+        } else {
+            EXPECT_GT(rel, 0.6);
+            EXPECT_LT(neg, 0.3);
+        }
+    }
+    ASSERT_GT(clause_pairs, 100u);
+    EXPECT_LT(static_cast<double>(clause_in) / static_cast<double>(clause_pairs), 0.1);
+
+    // Topics, qrels and triples are the cue's business only through the passages.
+    auto a = temp_dir("cue_overlap"), b = temp_dir("cue_position");
+    ASSERT_TRUE(go.write(a).complete);
+    ASSERT_TRUE(gp.write(b).complete);
+    for (const char* f : {"topics.tsv", "qrels.txt", "triples.train.ids.tsv", "answers.tsv",
+                          "query_complexity.tsv"})
+        EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    EXPECT_NE(plumb::read_file(a / "corpus.tsv"), plumb::read_file(b / "corpus.tsv"));
+    const auto m = nlohmann::json::parse(plumb::read_file(b / "manifest.json"));
+    EXPECT_EQ(m["parameters"]["complexity_cue"], "position");
+    EXPECT_EQ(nlohmann::json::parse(plumb::read_file(a / "manifest.json"))["parameters"]
+                  ["complexity_cue"],
+              "overlap");
+    EXPECT_EQ(plumb::index::parse_complexity_cue("position"),
+              plumb::index::ComplexityCue::Position);
+    EXPECT_THROW(plumb::index::parse_complexity_cue("late"), plumb::InvalidArgument);
+}
+
 TEST(PlantedCauses, DeterministicPerSeedWithEveryCauseOn) {
     PlantedConfig c = tiny_config(21);
     c.female_query_share = 0.2;
@@ -905,6 +987,8 @@ TEST(PlantedCli, CauseOptions) {
         return std::system(c.c_str()) != 0;
     };
     EXPECT_TRUE(fails("--planted --size tiny --clause-terms 3"));  // needs --complexity-levels
+    EXPECT_TRUE(fails("--planted --size tiny --complexity-cue position"));  // the same
+    EXPECT_TRUE(fails("--planted --size tiny --complexity-levels --complexity-cue late"));
     EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.6 --male-queries 0.6"));
     EXPECT_TRUE(fails("--female-queries 0.1"));  // needs --planted
     EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-share 1.5"));
