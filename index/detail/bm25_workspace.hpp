@@ -102,6 +102,8 @@ public:
     std::vector<std::size_t> order;
     std::vector<double> cum, block_cum;
     std::vector<float> weight, contrib;
+    /// Partial scores of one window of documents (block-max MaxScore).
+    std::vector<float> window;
     std::vector<BlockCursor*> block_cursors;
 
 private:
