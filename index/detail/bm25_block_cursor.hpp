@@ -43,8 +43,7 @@ struct BlockCursor {
     /// postings ahead: the essential lists score every posting they visit. `weight`: the
     /// term's query weight, which multiplies the block bounds of block_ub().
     void open(const PostingsFile& f, std::uint64_t ordinal, std::uint32_t df,
-              const BlockBoundParams& bound, const float* prefetch = nullptr,
-              float weight = 1.0f) {
+              const BlockBoundParams& bound, const float* prefetch = nullptr, float weight = 1.0f) {
         m_file = &f;
         m_prefetch = prefetch;
         m_blocks = f.blocks(ordinal);
@@ -86,8 +85,25 @@ struct BlockCursor {
             }
             decode(m_cur);
         }
-        std::uint32_t p = m_pos;
-        while (m_docs[p] < target) ++p;  // the block's last doc is >= target
+        // First posting >= target (the block's last doc is >= target, and the postings
+        // before m_pos are below it): branch-free binary search over the block (Khuong and
+        // Morin's lower_bound; mask arithmetic, not a conditional, so no branch). The distance
+        // varies from one lookup to the next, so a linear scan mispredicts its exit; a full
+        // block takes exactly 7 steps.
+        const std::uint32_t* first = m_docs;
+        if (m_len == kPostingsBlock) {
+            for (std::uint32_t half = kPostingsBlock / 2; half > 0; half /= 2) {
+                first += half & (0u - static_cast<std::uint32_t>(first[half - 1] < target));
+            }
+        } else {
+            std::uint32_t len = m_len;
+            while (len > 1) {
+                const std::uint32_t half = len / 2;
+                first += half & (0u - static_cast<std::uint32_t>(first[half - 1] < target));
+                len -= half;
+            }
+        }
+        const std::uint32_t p = static_cast<std::uint32_t>(first - m_docs);
         m_pos = p;
         doc = m_docs[p];
         tf = m_tfs[p];
@@ -148,23 +164,6 @@ struct BlockCursor {
         if (target > m_block_last) advance_block(target);
         return m_block_ub;
     }
-    /// The weighted bound of the block at the block pointer (0 past the end).
-    double block_ub() const noexcept { return m_block_ub; }
-
-    /// Leaves the decoded block, skips the following blocks whose weighted bound is below
-    /// `need` and positions the cursor on the first posting of the next block (kEndDoc when
-    /// none is left). For a cursor that only moves with next() and this (an essential list).
-    void next_block_with_ub(double need) {
-        const std::uint32_t n = static_cast<std::uint32_t>(m_blocks.size());
-        std::uint32_t c = m_decoded + 1;
-        while (c < n && static_cast<double>(m_weight) * m_bound->frac(m_blocks[c]) < need) ++c;
-        if (c < n) {
-            decode(c);
-        } else {
-            doc = kEndDoc;
-            set_block(n);
-        }
-    }
 
 private:
     /// Decodes block j into the buffer and positions the cursor on its first posting; checks it
@@ -174,6 +173,9 @@ private:
         const std::uint8_t* p = m_file->base() + blk.offset;
         const std::uint64_t end_off = j + 1 < m_blocks.size() ? m_blocks[j + 1].offset : m_term_end;
         const std::uint8_t* end = m_file->base() + end_off;
+        // The next block is the one an essential list needs next: start loading it.
+        __builtin_prefetch(end);
+        __builtin_prefetch(end + 64);
         const std::uint32_t first = j * kPostingsBlock;
         const std::uint32_t n = m_df - first < kPostingsBlock ? m_df - first : kPostingsBlock;
         std::uint64_t d = j == 0 ? 0 : m_blocks[j - 1].last_doc;
@@ -238,11 +240,11 @@ private:
     std::uint32_t m_df = 0;
     const BlockBoundParams* m_bound = nullptr;
     float m_weight = 1.0f;
-    std::uint32_t m_cur = 0;             ///< block pointer
+    std::uint32_t m_cur = 0;               ///< block pointer
     std::uint32_t m_block_last = kEndDoc;  ///< last document of block m_cur (kEndDoc past the end)
     double m_block_ub = 0;                 ///< m_weight * bound of block m_cur (0 past the end)
-    std::uint32_t m_decoded = kNone;     ///< block in the buffer
-    std::uint32_t m_pos = 0, m_len = 0;  ///< position in the buffer
+    std::uint32_t m_decoded = kNone;       ///< block in the buffer
+    std::uint32_t m_pos = 0, m_len = 0;    ///< position in the buffer
     std::uint32_t m_docs[kPostingsBlock];
     std::uint32_t m_tfs[kPostingsBlock];
 };

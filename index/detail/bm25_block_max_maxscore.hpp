@@ -71,8 +71,9 @@ struct Bm25BlockMaxMaxScore {
         }
         auto& bcum = ws.block_cum;  // bcum[j] = block bounds of sorted terms 0..j at `doc`
         bcum.resize(m);
-        auto& window = ws.window;
-        window.assign(kScoreWindow, 0.0f);
+        auto& window = ws.window;  // all zero between searches
+        if (window.size() != kScoreWindow) window.assign(kScoreWindow, 0.0f);
+        ws.window_docs.resize(kScoreWindow + 64);
         float* acc = window.data();
         std::uint64_t bits[kScoreWindow / 64] = {};  // documents of the window matched
         const float* nm = query.norm;
@@ -99,51 +100,68 @@ struct Bm25BlockMaxMaxScore {
                 });
             }
             const std::size_t pw = p;  // this window's non-essential lists
+            // The matched documents in order, taken out of the bitmap four bits per word
+            // without a data-dependent branch (a word holds one or two on average).
+            std::uint32_t* matched = ws.window_docs.data();
+            std::uint32_t nc = 0;
             for (std::uint32_t word = 0; word < words; ++word) {
                 std::uint64_t b = bits[word];
-                if (!b) continue;
                 bits[word] = 0;
-                for (; b; b &= b - 1) {
-                    const std::uint32_t i = word * 64 + static_cast<std::uint32_t>(std::countr_zero(b));
-                    const std::uint32_t doc = base + i;
-                    float score = acc[i];
-                    acc[i] = 0.0f;
-                    if (pw > 0) {
-                        // Block bounds of the non-essential lists at `doc` (0 past a list's end).
-                        double est = score;
-                        double bsum = 0;
-                        for (std::size_t j = 0; j < pw; ++j) {
-                            bcum[j] = (bsum += cur[j]->block_ub(doc));
-                        }
-                        if ((est + bsum) * kUp < theta) continue;
-                        bool pruned = false;
-                        const float nd = nm[doc];
-                        for (std::size_t j = pw; j-- > 0;) {
-                            if ((est + bcum[j]) * kUp < theta) {
-                                pruned = true;
-                                break;
-                            }
-                            BlockCursor& c = *cur[j];
-                            c.next_geq(doc);
-                            if (c.doc == doc) {
-                                const float v =
-                                    w[j] * bm25_frac(static_cast<float>(c.tf), k1p1, nd);
-                                score += v;
-                                est += v;
-                            }
-                        }
-                        if (pruned) continue;
+                const auto cnt = static_cast<std::uint32_t>(std::popcount(b));
+                std::uint32_t* out = matched + nc;
+                const std::uint32_t off = word * 64;
+                for (int r = 0; r < 4; ++r) {
+                    // (Bit 63 set: never 0 for the builtin, so no branch for 0 as
+                    // std::countr_zero has; a position past the word's bits is not counted.)
+                    out[r] = off + static_cast<std::uint32_t>(
+                                       __builtin_ctzll(b | (std::uint64_t{1} << 63)));
+                    b &= b - 1;
+                }
+                for (std::uint32_t r = 4; b; ++r) {
+                    out[r] = off + static_cast<std::uint32_t>(__builtin_ctzll(b));
+                    b &= b - 1;
+                }
+                nc += cnt;
+            }
+            for (std::uint32_t ci = 0; ci < nc; ++ci) {
+                const std::uint32_t i = matched[ci];
+                const std::uint32_t doc = base + i;
+                float score = acc[i];
+                acc[i] = 0.0f;
+                if (pw > 0) {
+                    // Block bounds of the non-essential lists at `doc` (0 past a list's end).
+                    double est = score;
+                    double bsum = 0;
+                    for (std::size_t j = 0; j < pw; ++j) {
+                        bcum[j] = (bsum += cur[j]->block_ub(doc));
                     }
-                    // Below the worst kept score: out, without loading the id rank (a cache
-                    // miss).
-                    if (static_cast<double>(score) < theta) continue;
-                    TopKEntry e{score, rank[doc], doc};
-                    if (top.accepts(e)) {
-                        top.push(e);
-                        if (top.full()) {
-                            theta = top.worst().score;
-                            while (p < m && cum[p] * kUp < theta) ++p;
+                    if ((est + bsum) * kUp < theta) continue;
+                    bool pruned = false;
+                    const float nd = nm[doc];
+                    for (std::size_t j = pw; j-- > 0;) {
+                        if ((est + bcum[j]) * kUp < theta) {
+                            pruned = true;
+                            break;
                         }
+                        BlockCursor& c = *cur[j];
+                        c.next_geq(doc);
+                        if (c.doc == doc) {
+                            const float v = w[j] * bm25_frac(static_cast<float>(c.tf), k1p1, nd);
+                            score += v;
+                            est += v;
+                        }
+                    }
+                    if (pruned) continue;
+                }
+                // Below the worst kept score: out, without loading the id rank (a cache
+                // miss).
+                if (static_cast<double>(score) < theta) continue;
+                TopKEntry e{score, rank[doc], doc};
+                if (top.accepts(e)) {
+                    top.push(e);
+                    if (top.full()) {
+                        theta = top.worst().score;
+                        while (p < m && cum[p] * kUp < theta) ++p;
                     }
                 }
             }

@@ -102,8 +102,10 @@ public:
     std::vector<std::size_t> order;
     std::vector<double> cum, block_cum;
     std::vector<float> weight, contrib;
-    /// Partial scores of one window of documents (block-max MaxScore).
+    /// Partial scores of one window of documents (block-max MaxScore; all zero between
+    /// searches) and its matched documents.
     std::vector<float> window;
+    std::vector<std::uint32_t> window_docs;
     std::vector<BlockCursor*> block_cursors;
 
 private:
