@@ -40,19 +40,21 @@ struct BlockCursor {
 
     /// Positions the cursor on the first posting of term `ordinal` (df postings).
     /// `prefetch` (optional): a per-document array (the length norms) next() prefetches a few
-    /// postings ahead: the essential lists score every posting they visit.
+    /// postings ahead: the essential lists score every posting they visit. `weight`: the
+    /// term's query weight, which multiplies the block bounds of block_ub().
     void open(const PostingsFile& f, std::uint64_t ordinal, std::uint32_t df,
-              const BlockBoundParams& bound, const float* prefetch = nullptr) {
+              const BlockBoundParams& bound, const float* prefetch = nullptr, float weight = 1.0f) {
         m_file = &f;
         m_prefetch = prefetch;
         m_blocks = f.blocks(ordinal);
         m_term_end = f.term_end(ordinal);
         m_df = df;
         m_bound = &bound;
-        m_cur = 0;
+        m_weight = weight;
         m_decoded = kNone;
         if (m_blocks.empty() || df == 0) {
             doc = kEndDoc;
+            set_block(static_cast<std::uint32_t>(m_blocks.size()));
             return;
         }
         decode(0);
@@ -83,28 +85,85 @@ struct BlockCursor {
             }
             decode(m_cur);
         }
-        std::uint32_t p = m_pos;
-        while (m_docs[p] < target) ++p;  // the block's last doc is >= target
+        // First posting >= target (the block's last doc is >= target, and the postings
+        // before m_pos are below it): branch-free binary search over the block (Khuong and
+        // Morin's lower_bound; mask arithmetic, not a conditional, so no branch). The distance
+        // varies from one lookup to the next, so a linear scan mispredicts its exit; a full
+        // block takes exactly 7 steps.
+        const std::uint32_t* first = m_docs;
+        if (m_len == kPostingsBlock) {
+            for (std::uint32_t half = kPostingsBlock / 2; half > 0; half /= 2) {
+                first += half & (0u - static_cast<std::uint32_t>(first[half - 1] < target));
+            }
+        } else {
+            std::uint32_t len = m_len;
+            while (len > 1) {
+                const std::uint32_t half = len / 2;
+                first += half & (0u - static_cast<std::uint32_t>(first[half - 1] < target));
+                len -= half;
+            }
+        }
+        const std::uint32_t p = static_cast<std::uint32_t>(first - m_docs);
         m_pos = p;
         doc = m_docs[p];
         tf = m_tfs[p];
+    }
+
+    /// Calls f(doc, tf) for the postings from the current one on whose document is below
+    /// `end`, in order, and leaves the cursor on the first posting >= end (kEndDoc when none is
+    /// left): next() in a loop, without its per-posting checks.
+    template <class F>
+    void for_each_below(std::uint32_t end, F&& f) {
+        while (doc < end) {
+            std::uint32_t pos = m_pos;
+            const std::uint32_t len = m_len;
+            if (m_blocks[m_decoded].last_doc >= end) {  // stops inside this block
+                for (; m_docs[pos] < end; ++pos) {
+                    if (m_prefetch && pos + kPrefetchAhead < len) {
+                        __builtin_prefetch(m_prefetch + m_docs[pos + kPrefetchAhead]);
+                    }
+                    f(m_docs[pos], m_tfs[pos]);
+                }
+                m_pos = pos;
+                doc = m_docs[pos];
+                tf = m_tfs[pos];
+                return;
+            }
+            for (; pos < len; ++pos) {
+                if (m_prefetch && pos + kPrefetchAhead < len) {
+                    __builtin_prefetch(m_prefetch + m_docs[pos + kPrefetchAhead]);
+                }
+                f(m_docs[pos], m_tfs[pos]);
+            }
+            if (m_decoded + 1 < m_blocks.size()) {
+                decode(m_decoded + 1);
+            } else {
+                m_pos = len;
+                doc = kEndDoc;
+            }
+        }
     }
 
     /// Moves the block pointer (not the postings) to the block that would hold `target`: the
     /// first block whose last document is >= target. False when there is none (past the
     /// term's last posting). Targets must not decrease.
     bool shallow_geq(std::uint32_t target) {
-        const std::size_t n = m_blocks.size();
-        std::size_t c = m_cur;
-        while (c < n && m_blocks[c].last_doc < target) ++c;
-        m_cur = static_cast<std::uint32_t>(c);
-        return c < n;
+        if (target > m_block_last) advance_block(target);
+        return m_cur < m_blocks.size();
     }
     /// Bound of the tf factor in the block at the block pointer (call after shallow_geq
     /// returned true).
     float block_frac() const { return m_bound->frac(m_blocks[m_cur]); }
     /// Last document of the block at the block pointer.
     std::uint32_t block_last() const { return m_blocks[m_cur].last_doc; }
+
+    /// shallow_geq(target), then the weighted bound weight * block_frac() of the block at the
+    /// block pointer, 0 past the term's last posting (cached per block: a comparison when the
+    /// block pointer does not move).
+    double block_ub(std::uint32_t target) {
+        if (target > m_block_last) advance_block(target);
+        return m_block_ub;
+    }
 
 private:
     /// Decodes block j into the buffer and positions the cursor on its first posting; checks it
@@ -114,6 +173,9 @@ private:
         const std::uint8_t* p = m_file->base() + blk.offset;
         const std::uint64_t end_off = j + 1 < m_blocks.size() ? m_blocks[j + 1].offset : m_term_end;
         const std::uint8_t* end = m_file->base() + end_off;
+        // The next block is the one an essential list needs next: start loading it.
+        __builtin_prefetch(end);
+        __builtin_prefetch(end + 64);
         const std::uint32_t first = j * kPostingsBlock;
         const std::uint32_t n = m_df - first < kPostingsBlock ? m_df - first : kPostingsBlock;
         std::uint64_t d = j == 0 ? 0 : m_blocks[j - 1].last_doc;
@@ -135,7 +197,7 @@ private:
         }
         if (p != end || d != blk.last_doc) corrupt();
         m_decoded = j;
-        m_cur = j;
+        set_block(j);
         m_len = n;
         m_pos = 0;
         doc = m_docs[0];
@@ -145,6 +207,25 @@ private:
                 __builtin_prefetch(m_prefetch + m_docs[i]);
             }
         }
+    }
+    /// Moves the block pointer to block c (m_blocks.size(): past the end) and caches its last
+    /// document and weighted bound.
+    void set_block(std::uint32_t c) {
+        m_cur = c;
+        if (c < m_blocks.size()) {
+            m_block_last = m_blocks[c].last_doc;
+            m_block_ub = static_cast<double>(m_weight) * m_bound->frac(m_blocks[c]);
+        } else {
+            m_block_last = kEndDoc;  // (no target exceeds it: no further move)
+            m_block_ub = 0;
+        }
+    }
+    /// The first block from the block pointer on whose last document is >= target.
+    void advance_block(std::uint32_t target) {
+        const std::size_t n = m_blocks.size();
+        std::size_t c = m_cur;
+        while (c < n && m_blocks[c].last_doc < target) ++c;
+        set_block(static_cast<std::uint32_t>(c));
     }
     [[noreturn]] void corrupt() const {
         throw IndexError("corrupt postings block in " + m_file->path().string());
@@ -158,9 +239,12 @@ private:
     std::uint64_t m_term_end = 0;
     std::uint32_t m_df = 0;
     const BlockBoundParams* m_bound = nullptr;
-    std::uint32_t m_cur = 0;             ///< block pointer
-    std::uint32_t m_decoded = kNone;     ///< block in the buffer
-    std::uint32_t m_pos = 0, m_len = 0;  ///< position in the buffer
+    float m_weight = 1.0f;
+    std::uint32_t m_cur = 0;               ///< block pointer
+    std::uint32_t m_block_last = kEndDoc;  ///< last document of block m_cur (kEndDoc past the end)
+    double m_block_ub = 0;                 ///< m_weight * bound of block m_cur (0 past the end)
+    std::uint32_t m_decoded = kNone;       ///< block in the buffer
+    std::uint32_t m_pos = 0, m_len = 0;    ///< position in the buffer
     std::uint32_t m_docs[kPostingsBlock];
     std::uint32_t m_tfs[kPostingsBlock];
 };

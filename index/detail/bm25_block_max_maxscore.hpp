@@ -5,6 +5,7 @@
 /// detail/bm25_query.hpp).
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -14,82 +15,130 @@
 
 namespace plumb::index::detail {
 
-/// Document-at-a-time block-max MaxScore (Chakrabarti et al., WSDM 2011; Dimopoulos et al.,
-/// WSDM 2013; PISA's block_max_maxscore_query). As MaxScore (detail/bm25_maxscore.hpp): terms
-/// sorted by list upper bound ascending, the prefix whose cumulated bounds cannot reach the heap's
-/// worst score is non-essential and documents are enumerated from the essential lists only. Each
-/// candidate's essential partial score is then completed with the block upper bounds of the
-/// non-essential lists at that document (their block pointers move without decoding): when even
-/// that cannot reach the threshold, no non-essential posting is decoded. Otherwise the
-/// non-essential lists are looked up from the highest bound down, stopping as soon as the
-/// partial score plus the remaining block bounds falls short. (Skipping whole ranges of the
-/// essential lists when the sum of all lists' block bounds falls short, as block-max WAND does,
-/// measured ~10 % slower on the benchmark collection: its 128-posting blocks of the frequent
-/// words span few documents, so the ranges were short and the check ran for every candidate.)
+/// Documents per window of Bm25BlockMaxMaxScore (16 KB of partial scores: stays in L1).
+inline constexpr std::uint32_t kScoreWindow = 4096;
+/// The first window's width; each next one is twice as wide up to kScoreWindow, so the
+/// essential set can shrink soon while the threshold settles.
+inline constexpr std::uint32_t kFirstScoreWindow = 128;
+
+/// Block-max MaxScore (Turtle and Flood, 1995; Chakrabarti et al., WSDM 2011; Dimopoulos et
+/// al., WSDM 2013; PISA's block_max_maxscore_query), processed in windows of documents as
+/// Lucene's MaxScoreBulkScorer does. Terms sorted by list upper bound ascending; the prefix
+/// whose cumulated bounds cannot reach the heap's worst score theta is non-essential. For each
+/// window of up to kScoreWindow document numbers (starting at the smallest document left in an
+/// essential list), the essential lists are scored term at a time into a small accumulator:
+/// tight loops over decoded blocks, no per-posting branching between lists. Then each document
+/// of the window that an essential list matched, in document order, is completed as in
+/// document-at-a-time block-max MaxScore: its partial score plus the block upper bounds of the
+/// non-essential lists at that document (their block pointers move without decoding) must
+/// reach theta, else no non-essential posting is decoded; otherwise the non-essential lists are
+/// looked up from the highest bound down, stopping as soon as the score plus the remaining
+/// block bounds falls short. The essential set only shrinks at window boundaries (lists made
+/// non-essential during a window were already scored for all of it).
+///
+/// Exactness: the sorted order is the exact reverse of the canonical term order (bound
+/// descending, ties by query position), so the essential lists are a prefix of the canonical
+/// order and the non-essential ones its suffix: accumulating the essential lists in canonical
+/// order and then adding the non-essential contributions from the highest bound down adds each
+/// document's contributions in the canonical order, the same float sum as the exhaustive path.
+///
+/// (Skipping whole ranges of the essential lists when the sum of all lists' block bounds falls
+/// short, as block-max WAND does, measured ~10 % slower in the document-at-a-time version on
+/// the benchmark collection: its 128-posting blocks of the frequent words span few documents.)
 struct Bm25BlockMaxMaxScore {
     void operator()(const Bm25Query& query, Bm25Workspace& ws, TopKHeap& top) const {
         const auto& q = query.terms;
         const float k1p1 = query.k1p1;
         const IndexData& d = ws.index();
         const std::size_t m = q.size();
-        // Order terms by upper bound ascending; order[j] = query position of the j-th term.
-        auto& order = ws.order;
-        order.resize(m);
-        for (std::size_t i = 0; i < m; ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return q[a].ub < q[b].ub; });
+        // Sorted position j holds query term m - 1 - j: bounds ascending (q is in canonical
+        // order, bound descending, ties by query position).
         auto& cum = ws.cum;  // cum[j] = sum of list bounds of sorted terms 0..j
         cum.resize(m);
         double s = 0;
-        for (std::size_t j = 0; j < m; ++j) cum[j] = (s += q[order[j]].ub);
+        for (std::size_t j = 0; j < m; ++j) cum[j] = (s += q[m - 1 - j].ub);
         auto& cur = ws.block_cursors;
         cur.resize(m);
         auto& w = ws.weight;  // by sorted position
         w.resize(m);
         for (std::size_t j = 0; j < m; ++j) {
-            const Bm25Term& t = q[order[j]];
+            const Bm25Term& t = q[m - 1 - j];
             cur[j] = &ws.block_cursor(j);
             cur[j]->open(d.postings, static_cast<std::uint64_t>(t.entry - d.terms.data()),
-                         static_cast<std::uint32_t>(t.entry->df), query.block_bound, query.norm);
+                         static_cast<std::uint32_t>(t.entry->df), query.block_bound, query.norm,
+                         t.w);
             w[j] = t.w;
         }
-        auto& contrib = ws.contrib;  // by query position; zero between documents
-        contrib.assign(m, 0.0f);
         auto& bcum = ws.block_cum;  // bcum[j] = block bounds of sorted terms 0..j at `doc`
         bcum.resize(m);
+        auto& window = ws.window;  // all zero between searches
+        if (window.size() != kScoreWindow) window.assign(kScoreWindow, 0.0f);
+        ws.window_docs.resize(kScoreWindow + 64);
+        float* acc = window.data();
+        std::uint64_t bits[kScoreWindow / 64] = {};  // documents of the window matched
         const float* nm = query.norm;
         const std::uint32_t* rank = d.idrank.data();
         constexpr double kUp = 1.0 + kBoundSlack;
         double theta = -1.0;  // no threshold until the heap is full
         std::size_t p = 0;    // terms [0, p) are non-essential
+        std::uint32_t width = kFirstScoreWindow;
         while (p < m) {
-            std::uint32_t doc = kEndDoc;
-            for (std::size_t j = p; j < m; ++j) doc = std::min(doc, cur[j]->doc);
-            if (doc == kEndDoc) break;
-            const float nd = nm[doc];
-            double est = 0;
-            for (std::size_t j = p; j < m; ++j) {
-                BlockCursor& c = *cur[j];
-                if (c.doc == doc) {
-                    float v = w[j] * bm25_frac(static_cast<float>(c.tf), k1p1, nd);
-                    contrib[order[j]] = v;
-                    est += v;
-                    c.next();
-                }
+            std::uint32_t base = kEndDoc;
+            for (std::size_t j = p; j < m; ++j) base = std::min(base, cur[j]->doc);
+            if (base == kEndDoc) break;
+            const std::uint32_t end = base >= kEndDoc - width ? kEndDoc : base + width;
+            const std::uint32_t words = (width + 63) / 64;
+            if (width < kScoreWindow) width *= 2;
+            // Essential lists, in canonical order (highest bound first).
+            for (std::size_t j = m; j-- > p;) {
+                const float wj = w[j];
+                cur[j]->for_each_below(end, [&](std::uint32_t doc, std::uint32_t tf) {
+                    const std::uint32_t i = doc - base;
+                    const float v = wj * bm25_frac(static_cast<float>(tf), k1p1, nm[doc]);
+                    acc[i] += v;
+                    bits[i >> 6] |= std::uint64_t{1} << (i & 63);
+                });
             }
-            bool pruned = false;
-            if (p > 0) {
-                // Block bounds of the non-essential lists at `doc` (0 past a list's end).
-                double b = 0;
-                for (std::size_t j = 0; j < p; ++j) {
-                    BlockCursor& c = *cur[j];
-                    if (c.shallow_geq(doc)) b += static_cast<double>(w[j]) * c.block_frac();
-                    bcum[j] = b;
+            const std::size_t pw = p;  // this window's non-essential lists
+            // The matched documents in order, taken out of the bitmap four bits per word
+            // without a data-dependent branch (a word holds one or two on average).
+            std::uint32_t* matched = ws.window_docs.data();
+            std::uint32_t nc = 0;
+            for (std::uint32_t word = 0; word < words; ++word) {
+                std::uint64_t b = bits[word];
+                bits[word] = 0;
+                const auto cnt = static_cast<std::uint32_t>(std::popcount(b));
+                std::uint32_t* out = matched + nc;
+                const std::uint32_t off = word * 64;
+                for (int r = 0; r < 4; ++r) {
+                    // (Bit 63 set: never 0 for the builtin, so no branch for 0 as
+                    // std::countr_zero has; a position past the word's bits is not counted.)
+                    out[r] = off + static_cast<std::uint32_t>(
+                                       __builtin_ctzll(b | (std::uint64_t{1} << 63)));
+                    b &= b - 1;
                 }
-                if ((est + b) * kUp < theta) {
-                    pruned = true;
-                } else {
-                    for (std::size_t j = p; j-- > 0;) {
+                for (std::uint32_t r = 4; b; ++r) {
+                    out[r] = off + static_cast<std::uint32_t>(__builtin_ctzll(b));
+                    b &= b - 1;
+                }
+                nc += cnt;
+            }
+            for (std::uint32_t ci = 0; ci < nc; ++ci) {
+                const std::uint32_t i = matched[ci];
+                const std::uint32_t doc = base + i;
+                float score = acc[i];
+                acc[i] = 0.0f;
+                if (pw > 0) {
+                    // Block bounds of the non-essential lists at `doc` (0 past a list's end).
+                    double est = score;
+                    double bsum = 0;
+                    for (std::size_t j = 0; j < pw; ++j) {
+                        bcum[j] = (bsum += cur[j]->block_ub(doc));
+                    }
+                    if ((est + bsum) * kUp < theta) continue;
+                    bool pruned = false;
+                    const float nd = nm[doc];
+                    for (std::size_t j = pw; j-- > 0;) {
                         if ((est + bcum[j]) * kUp < theta) {
                             pruned = true;
                             break;
@@ -97,28 +146,23 @@ struct Bm25BlockMaxMaxScore {
                         BlockCursor& c = *cur[j];
                         c.next_geq(doc);
                         if (c.doc == doc) {
-                            float v = w[j] * bm25_frac(static_cast<float>(c.tf), k1p1, nd);
-                            contrib[order[j]] = v;
+                            const float v = w[j] * bm25_frac(static_cast<float>(c.tf), k1p1, nd);
+                            score += v;
                             est += v;
                         }
                     }
+                    if (pruned) continue;
                 }
-            }
-            // Exact score: contributions summed in query term order, as the exhaustive path does
-            // (adding the zero of an unmatched term leaves a positive float sum unchanged).
-            float score = 0.0f;
-            for (std::size_t qi = 0; qi < m; ++qi) {
-                score += contrib[qi];
-                contrib[qi] = 0.0f;
-            }
-            // Below the worst kept score: out, without loading the id rank (a cache miss).
-            if (pruned || static_cast<double>(score) < theta) continue;
-            TopKEntry e{score, rank[doc], doc};
-            if (top.accepts(e)) {
-                top.push(e);
-                if (top.full()) {
-                    theta = top.worst().score;
-                    while (p < m && cum[p] * kUp < theta) ++p;
+                // Below the worst kept score: out, without loading the id rank (a cache
+                // miss).
+                if (static_cast<double>(score) < theta) continue;
+                TopKEntry e{score, rank[doc], doc};
+                if (top.accepts(e)) {
+                    top.push(e);
+                    if (top.full()) {
+                        theta = top.worst().score;
+                        while (p < m && cum[p] * kUp < theta) ++p;
+                    }
                 }
             }
         }

@@ -42,7 +42,7 @@ struct Bm25Exhaustive {
     void operator()(const Bm25Query& query, Bm25Workspace& ws, TopKBuffer& top) const {
         const auto& q = query.terms;
         const float k1p1 = query.k1p1;
-        float* acc = ws.acc.data();
+        float* acc = ws.accumulator().data();
         const float* nm = query.norm;
         const std::size_t n_docs = ws.acc.size();
         // Dense mode (no touched list; one scan of the accumulator at the end) when the postings

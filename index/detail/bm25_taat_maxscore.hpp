@@ -28,7 +28,7 @@ struct Bm25TaatMaxScore {
         const std::size_t m = q.size();
         std::vector<double> suffix(m + 1, 0.0);  // suffix[i] = bound of terms i..m-1
         for (std::size_t i = m; i-- > 0;) suffix[i] = suffix[i + 1] + q[i].ub;
-        float* acc = ws.acc.data();
+        float* acc = ws.accumulator().data();
         const float* nm = query.norm;
         auto& touched = ws.touched;  // every touched document (sparse tracking throughout)
         touched.clear();

@@ -31,9 +31,7 @@ public:
     /// `lucene_mutex` serialises the creation of Lucene++ readers on `index`'s segment with
     /// the other workspaces of the same searcher.
     Bm25Workspace(const IndexData& index, std::mutex& lucene_mutex)
-        : m_index(index), m_lucene_mutex(lucene_mutex) {
-        acc.assign(index.doclen.size(), 0.0f);
-    }
+        : m_index(index), m_lucene_mutex(lucene_mutex) {}
     Bm25Workspace(const Bm25Workspace&) = delete;
     Bm25Workspace& operator=(const Bm25Workspace&) = delete;
 
@@ -93,7 +91,15 @@ public:
         }
     }
 
-    std::vector<float> acc;  ///< all zero between searches
+    /// The per-document accumulator of the term-at-a-time paths, allocated on first use (the
+    /// block-max path never needs its 4 bytes per document, nor the page faults of a first
+    /// search that touches them). All zero between searches.
+    std::vector<float>& accumulator() {
+        if (acc.size() != m_index.doclen.size()) acc.assign(m_index.doclen.size(), 0.0f);
+        return acc;
+    }
+
+    std::vector<float> acc;  ///< see accumulator(); all zero between searches
     std::vector<std::uint32_t> touched;
     /// Bulk-read buffers of for_blocks (kBulkBlock postings).
     Lucene::Collection<int32_t> docs = Lucene::Collection<int32_t>::newInstance(kBulkBlock);
@@ -102,6 +108,10 @@ public:
     std::vector<std::size_t> order;
     std::vector<double> cum, block_cum;
     std::vector<float> weight, contrib;
+    /// Partial scores of one window of documents (block-max MaxScore; all zero between
+    /// searches) and its matched documents.
+    std::vector<float> window;
+    std::vector<std::uint32_t> window_docs;
     std::vector<BlockCursor*> block_cursors;
 
 private:

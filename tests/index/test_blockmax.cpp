@@ -13,7 +13,8 @@
 #include "bm25_test_util.hpp"
 #include "index/bm25_searcher.hpp"
 #include "index/detail/bm25_block_cursor.hpp"
-#include "index/detail/bm25_query.hpp"  // kBoundSlack
+#include "index/detail/bm25_block_max_maxscore.hpp"  // kScoreWindow
+#include "index/detail/bm25_query.hpp"               // kBoundSlack
 #include "index/detail/index_data.hpp"
 #include "index/index_builder.hpp"
 #include "plugin/error.hpp"
@@ -264,6 +265,54 @@ TEST_F(TieCorpus, VersionOneIndexIsStillSearchable) {
     pi::SearchOptions bm;
     bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
     EXPECT_THROW(old->search(word(0), 10, bm), plumb::InvalidArgument);
+}
+
+TEST(BlockMaxWindows, ManyFullWindowsEqualExhaustive) {
+    // Block-max MaxScore scores the essential lists in windows of up to kScoreWindow
+    // documents (the first ones narrower): 60,000 short documents span many full windows and
+    // gaps between them; words in nearly every document, in a few hundred, and in a handful
+    // make lists that leave and stay in the essential set at different points, and a word
+    // repeated in a query or weighted makes bounds tie or cross.
+    TempDir dir("blockmax_windows");
+    constexpr int kMany = 60000;
+    std::mt19937_64 rng(23);
+    std::string corpus;
+    for (int d = 0; d < kMany; ++d) {
+        std::string text;
+        const int n = 1 + static_cast<int>(rng() % 5);
+        for (int i = 0; i < n; ++i) {
+            // Word 0 in ~1/2 of the positions, 1-3 in ~1/8 each, the rest rare.
+            const std::uint64_t r = rng() % 64;
+            const int w = r < 32   ? 0
+                          : r < 56 ? 1 + static_cast<int>(r % 3)
+                                   : 4 + static_cast<int>(rng() % 30);
+            text += (i ? " " : "") + word(w);
+        }
+        corpus += "d" + std::to_string(d) + "\t" + text + "\n";
+    }
+    write_file(dir.path / "c.tsv", corpus);
+    pi::IndexBuildOptions o;
+    o.analysis.stem = false;
+    pi::build_index(dir.path / "c.tsv", dir.path / "idx", o);
+    auto s = pi::Bm25Searcher::open(dir.path / "idx");
+    ASSERT_TRUE(s->index().data().postings.has_blocks());
+    EXPECT_GT(s->index().info().documents, 10 * pd::kScoreWindow);
+    pi::SearchOptions ex, bm;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    std::mt19937_64 qrng(29);
+    for (int qi = 0; qi < 120; ++qi) {
+        std::vector<pi::WeightedTerm> terms;
+        const int len = 1 + static_cast<int>(qrng() % 5);
+        for (int j = 0; j < len; ++j) {
+            const int w = static_cast<int>(qrng() % 12);  // common words and some rare ones
+            terms.push_back({word(w), qi % 3 == 0 ? 0.5f + static_cast<float>(qrng() % 4) : 1.0f});
+        }
+        for (std::size_t k : {1, 10, 100, 1000}) {
+            expect_same(s->search_terms(terms, k, ex), s->search_terms(terms, k, bm),
+                        "query " + std::to_string(qi) + " k=" + std::to_string(k));
+        }
+    }
 }
 
 TEST(BlockMaxFile, CorruptBlockTablesAndUnknownVersionsAreIndexErrors) {
