@@ -136,6 +136,11 @@ TEST(MpiCli, SearchRunsEqualTheSingleIndexRuns) {
                     << slurp(c.log);
                 EXPECT_EQ(slurp(out), whole) << ix;
             }
+            // 3 ranks over 3 shards: 26 queries merged and formatted in parts of 8, 9, 9.
+            const auto out = d + "/run.r3";
+            ASSERT_EQ(mpirun(3, "search -i " + d + "/s3 -o " + out + opts, c.log), 0)
+                << slurp(c.log);
+            EXPECT_EQ(slurp(out), whole) << "3 ranks";
         }
     }
     // More ranks than shards, and an unsharded index: errors, no run written.
@@ -153,4 +158,74 @@ TEST(MpiCli, SearchRunsEqualTheSingleIndexRuns) {
               1);
     EXPECT_NE(slurp(c.log).find("needs a sharded index"), std::string::npos) << slurp(c.log);
     EXPECT_FALSE(fs::exists(c.dir.path / "run.x"));
+}
+
+namespace {
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+}  // namespace
+
+TEST(MpiCli, UsageErrorsPrintOnceAndPipelineStatsPerRank) {
+    Corpus c;
+    const auto& d = c.d;
+    // A bad option: every rank rejects the command line; rank 0 alone prints; status 2.
+    EXPECT_EQ(mpirun(2,
+                     "search --no-such-option -i " + d + "/x --topics " + d + "/topics.tsv -o " +
+                         d + "/run.x",
+                     c.log),
+              2);
+    auto out = slurp(c.log);
+    EXPECT_EQ(count_of(out, "plumb: error:"), 1u) << out;
+    EXPECT_NE(out.find("--no-such-option"), std::string::npos) << out;
+    EXPECT_EQ(count_of(out, "for usage)"), 1u) << out;
+    // A usage error the command raises on every rank (search --pipeline under mpirun).
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
+              0)
+        << slurp(c.log);
+    plumb::test::write_file(
+        c.dir.path / "bm25.json",
+        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    EXPECT_EQ(mpirun(2,
+                     "search --pipeline " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
+                         "/run.x --quiet",
+                     c.log),
+              2);
+    out = slurp(c.log);
+    EXPECT_EQ(count_of(out, "plumb: error:"), 1u) << out;
+    EXPECT_NE(out.find("does not split its work across MPI ranks"), std::string::npos) << out;
+    EXPECT_EQ(out.find("(MPI rank "), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(c.dir.path / "run.x"));
+    // --help: printed once.
+    EXPECT_EQ(mpirun(2, "search --help", c.log), 0);
+    EXPECT_EQ(count_of(slurp(c.log), "Usage:"), 1u) << slurp(c.log);
+
+    // pipeline --stats: each rank's table, labelled with its queries (26 topics: 13 + 13).
+    EXPECT_EQ(mpirun(2,
+                     "pipeline --config " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
+                         "/run.p --stats --quiet",
+                     c.log),
+              0)
+        << slurp(c.log);
+    out = slurp(c.log);
+    const auto r0 = out.find("MPI rank 0 of 2, queries 1-13 (13):");
+    const auto r1 = out.find("MPI rank 1 of 2, queries 14-26 (13):");
+    ASSERT_NE(r0, std::string::npos) << out;
+    ASSERT_NE(r1, std::string::npos) << out;
+    EXPECT_LT(r0, r1) << out;
+    // Each table counts its rank's 13 queries for the first stage.
+    for (auto at : {r0, r1}) {
+        const auto table = out.substr(at, (at == r0 ? r1 : out.size()) - at);
+        EXPECT_NE(table.find("stage"), std::string::npos) << table;
+        EXPECT_EQ(count_of(table, "  13  "), 1u) << table;
+    }
+    ASSERT_EQ(plumb::test::run_plumb_to("pipeline --config " + d + "/bm25.json --topics " + d +
+                                            "/topics.tsv -o " + d + "/run.p1 --quiet",
+                                        c.log),
+              0)
+        << slurp(c.log);
+    EXPECT_EQ(slurp(c.dir.path / "run.p"), slurp(c.dir.path / "run.p1"));
 }
