@@ -197,16 +197,19 @@ void run_search(const SearchArgs& a) {
     } else
 #endif
     out->commit();
-    if (!rank0) return;
 #ifdef PLUMB_WITH_MPI
     if (distributed) {
-        const auto& t = distributed->timings();
-        std::fprintf(stderr,
-                     "on %d MPI ranks (rank 0: own shards %.2f s, MPI exchanges and waits %.2f "
-                     "s, merge %.2f s, run lines %.2f s, waiting for the writer %.2f s)\n",
-                     world->size(), t.local, t.exchange, t.merge, t.format, t.write);
+        const auto all = distributed->all_timings();  // (collective)
+        for (std::size_t r = 0; rank0 && r < all.size(); ++r) {
+            const auto& t = all[r];
+            std::fprintf(stderr,
+                         "on %d MPI ranks (rank %zu: own shards %.2f s, MPI exchanges and waits "
+                         "%.2f s, merge %.2f s, run lines %.2f s, waiting for the writer %.2f s)\n",
+                         world->size(), r, t.local, t.exchange, t.merge, t.format, t.write);
+        }
     }
 #endif
+    if (!rank0) return;
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }

@@ -102,6 +102,25 @@ ShardedSearch::ShardedSearch(const Comm& comm, const std::filesystem::path& dir,
     m_collection.total_length = c[1];
 }
 
+std::vector<ShardedSearch::Timings> ShardedSearch::all_timings() const {
+    detail::ByteWriter w;
+    for (double v : {m_timings.local, m_timings.exchange, m_timings.merge, m_timings.format,
+                     m_timings.write}) {
+        w.put<double>(v);
+    }
+    const auto all = m_comm.allgather(w.bytes());
+    std::vector<Timings> out;
+    for (const auto& bytes : all) {
+        detail::ByteReader r(bytes);
+        Timings t;
+        for (double* v : {&t.local, &t.exchange, &t.merge, &t.format, &t.write}) {
+            *v = r.get<double>();
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+
 std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     const std::vector<std::vector<ix::WeightedTerm>>& terms, std::size_t k,
     const ix::SearchOptions& options, unsigned threads, bool everywhere,

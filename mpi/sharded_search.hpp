@@ -88,7 +88,8 @@ public:
     /// (analysis, statistics, search, RM3 feedback analysis), in MPI exchanges (including
     /// waiting for slower ranks), merging the ranks' lists of its part of the queries (and, in
     /// search_batch, decoding the gathered lists on rank 0), formatting its part's run lines,
-    /// and (rank 0, search_run) waiting for the previous batch's write to finish.
+    /// and (search_run) the end of each batch: on rank 0 waiting for the previous batch's write
+    /// to finish, on every rank the collective that shares its outcome.
     struct Timings {
         double local = 0;
         double exchange = 0;
@@ -97,6 +98,8 @@ public:
         double write = 0;
     };
     const Timings& timings() const noexcept { return m_timings; }
+    /// Collective: every rank's timings(), in rank order, on every rank.
+    std::vector<Timings> all_timings() const;
     /// The shards this rank holds: (shard number, searcher).
     const std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>>&
     local_shards() const noexcept {
