@@ -101,6 +101,24 @@ TEST(MpiCli, IndexFailureOnOneRankLeavesNoManifest) {
               std::string::npos)
         << out;
     EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
+    // A malformed line (no tab) in the second shard's range: the count pass takes it for a
+    // document; the build of the shard holding it fails naming file and line; no manifest.
+    {
+        std::string bad;
+        std::size_t line = 0, pos = 0;
+        while (pos < text.size()) {
+            const auto end = text.find('\n', pos);
+            ++line;
+            bad += line == 1400 ? std::string("broken line without a tab")
+                                : text.substr(pos, end - pos);
+            bad += '\n';
+            pos = end + 1;
+        }
+        plumb::test::write_file(c.dir.path / "bad.tsv", bad);
+    }
+    EXPECT_EQ(mpirun(2, "index -c " + d + "/bad.tsv -i " + d + "/ix --quiet", c.log), 1);
+    EXPECT_NE(slurp(c.log).find("bad.tsv:1400"), std::string::npos) << slurp(c.log);
+    EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
     // A corpus that does not exist: rank 0's error, reported once, exit status 1.
     EXPECT_EQ(mpirun(2, "index -c " + d + "/missing.tsv -i " + d + "/ix --quiet", c.log), 1);
     EXPECT_NE(slurp(c.log).find("rank 0: "), std::string::npos) << slurp(c.log);
