@@ -186,7 +186,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 }  // namespace
 
-TEST(MpiCli, UsageErrorsPrintOnceAndPipelineStatsPerRank) {
+TEST(MpiCli, UsageErrorsPrintOnce) {
     Corpus c;
     const auto& d = c.d;
     // A bad option: every rank rejects the command line; rank 0 alone prints; status 2.
@@ -220,7 +220,19 @@ TEST(MpiCli, UsageErrorsPrintOnceAndPipelineStatsPerRank) {
     // --help: printed once.
     EXPECT_EQ(mpirun(2, "search --help", c.log), 0);
     EXPECT_EQ(count_of(slurp(c.log), "Usage:"), 1u) << slurp(c.log);
+}
 
+TEST(MpiCli, PipelineStatsPerRank) {
+    if (!PLUMB_TEST_WITH_TORCH) GTEST_SKIP() << "plumb pipeline is in the LibTorch CLI module";
+    Corpus c;
+    const auto& d = c.d;
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
+              0)
+        << slurp(c.log);
+    plumb::test::write_file(
+        c.dir.path / "bm25.json",
+        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
     // pipeline --stats: each rank's table, labelled with its queries (26 topics: 13 + 13).
     EXPECT_EQ(mpirun(2,
                      "pipeline --config " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
@@ -228,7 +240,7 @@ TEST(MpiCli, UsageErrorsPrintOnceAndPipelineStatsPerRank) {
                      c.log),
               0)
         << slurp(c.log);
-    out = slurp(c.log);
+    const auto out = slurp(c.log);
     const auto r0 = out.find("MPI rank 0 of 2, queries 1-13 (13):");
     const auto r1 = out.find("MPI rank 1 of 2, queries 14-26 (13):");
     ASSERT_NE(r0, std::string::npos) << out;
