@@ -482,10 +482,17 @@ std::uint64_t ShardedSearch::search_run(std::span<const Query> queries, std::siz
             const auto part = queries.subspan(start, n);
             const auto mine = search_part(part, k, options, threads, cancel);
             Clock clock;
+            std::vector<std::string> formatted(mine.size());
+            parallel_for(mine.size(), std::max(1u, threads), [&](std::size_t q, unsigned) {
+                formatted[q] = format_trec_run(mine[q], tag);
+            });
+            std::size_t bytes = 0;
+            for (const auto& f : formatted) bytes += f.size();
             std::string text;
-            for (const auto& l : mine) {
-                text += format_trec_run(l, tag);
-                lines += l.candidates.size();
+            text.reserve(bytes);
+            for (std::size_t q = 0; q < mine.size(); ++q) {
+                text += formatted[q];
+                lines += mine[q].candidates.size();
             }
             clock.to(m_timings.format);
             auto all = gather_concat(m_comm, text);
