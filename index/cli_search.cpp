@@ -166,22 +166,23 @@ void run_search(const SearchArgs& a) {
     plumb::cli::ProgressBar bar("search", "queries", !a.quiet && rank0);
     const std::size_t chunk = 1024;
     std::size_t done = 0, lines = 0;
+#ifdef PLUMB_WITH_MPI
+    if (distributed) {
+        // Every rank merges and formats its part of each chunk; rank 0 writes.
+        lines = distributed->search_run(
+            queries, a.k, o, tag, out ? &*out : nullptr, a.threads, chunk,
+            [&](std::uint64_t d, std::uint64_t total) { bar.update(d, total); });
+    } else
+#endif
     for (std::size_t start = 0; start < queries.size(); start += chunk) {
         std::size_t n = std::min(chunk, queries.size() - start);
         std::span<const plumb::Query> part(queries.data() + start, n);
         auto progress = [&](std::uint64_t d, std::uint64_t) {
             bar.update(done + d, queries.size());
         };
-        std::vector<plumb::RankedList> lists;
-#ifdef PLUMB_WITH_MPI
-        if (distributed) {
-            lists = distributed->search_batch(part, a.k, o, a.threads, progress);
-        } else
-#endif
-        lists = sharded ? sharded->search_batch(part, a.k, o, a.threads, progress)
-                        : searcher->search_batch(part, a.k, o, a.threads, progress);
+        auto lists = sharded ? sharded->search_batch(part, a.k, o, a.threads, progress)
+                             : searcher->search_batch(part, a.k, o, a.threads, progress);
         done += n;
-        if (!out) continue;
         for (const auto& list : lists) {
             plumb::write_trec_run(*out, list, tag);
             lines += list.candidates.size();
@@ -196,16 +197,19 @@ void run_search(const SearchArgs& a) {
     } else
 #endif
     out->commit();
-    if (!rank0) return;
 #ifdef PLUMB_WITH_MPI
     if (distributed) {
-        const auto& t = distributed->timings();
-        std::fprintf(stderr,
-                     "on %d MPI ranks (rank 0: own shards %.2f s, MPI exchanges and waits %.2f "
-                     "s, merge %.2f s)\n",
-                     world->size(), t.local, t.exchange, t.merge);
+        const auto all = distributed->all_timings();  // (collective)
+        for (std::size_t r = 0; rank0 && r < all.size(); ++r) {
+            const auto& t = all[r];
+            std::fprintf(stderr,
+                         "on %d MPI ranks (rank %zu: own shards %.2f s, MPI exchanges and waits "
+                         "%.2f s, merge %.2f s, run lines %.2f s, waiting for the writer %.2f s)\n",
+                         world->size(), r, t.local, t.exchange, t.merge, t.format, t.write);
+        }
     }
 #endif
+    if (!rank0) return;
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }

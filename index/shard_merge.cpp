@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 
 #include "plugin/error.hpp"
 
@@ -41,6 +43,53 @@ std::vector<ShardHit> merge_topk(std::span<const std::vector<ShardHit>> per_shar
     std::sort(all.begin(), all.end(), shard_hit_before);
     if (all.size() > k) all.resize(k);
     return all;
+}
+
+std::vector<ShardHit> merge_sorted_topk(std::span<std::vector<ShardHit>> lists, std::size_t k) {
+    for (std::size_t l = 0; l < lists.size(); ++l) {
+        const auto& list = lists[l];
+        for (std::size_t i = 1; i < list.size(); ++i) {
+            if (!shard_hit_before(list[i - 1], list[i])) {
+                throw InvalidArgument("merge_sorted_topk: list " + std::to_string(l) +
+                                      " is not in ranking order at '" + list[i].docid +
+                                      "' (position " + std::to_string(i) + ")");
+            }
+        }
+    }
+    // A heap of list heads, the worst on top of std::make_heap's max-heap order.
+    using Head = std::pair<std::size_t, std::size_t>;  // list, position
+    auto worse = [&](const Head& a, const Head& b) {
+        return shard_hit_before(lists[b.first][b.second], lists[a.first][a.second]);
+    };
+    std::vector<Head> heap;
+    heap.reserve(lists.size());
+    std::size_t total = 0;
+    for (std::size_t l = 0; l < lists.size(); ++l) {
+        if (!lists[l].empty()) heap.emplace_back(l, 0);
+        total += lists[l].size();
+    }
+    std::make_heap(heap.begin(), heap.end(), worse);
+    std::vector<ShardHit> out;
+    out.reserve(std::min(k, total));
+    while (!heap.empty() && out.size() < k) {
+        std::pop_heap(heap.begin(), heap.end(), worse);
+        const auto [l, p] = heap.back();
+        heap.pop_back();
+        out.push_back(std::move(lists[l][p]));
+        if (p + 1 < lists[l].size()) {
+            heap.emplace_back(l, p + 1);
+            std::push_heap(heap.begin(), heap.end(), worse);
+        }
+    }
+    std::unordered_set<std::string_view> ids;
+    ids.reserve(out.size());
+    for (const auto& h : out) {
+        if (!ids.insert(h.docid).second) {
+            throw InvalidArgument("merge_sorted_topk: document id '" + h.docid +
+                                  "' occurs twice among the merged hits");
+        }
+    }
+    return out;
 }
 
 }  // namespace plumb::index

@@ -43,4 +43,12 @@ std::vector<ShardHit> search_shard(const Bm25Searcher& shard, std::uint32_t shar
 /// holding one document).
 std::vector<ShardHit> merge_topk(std::span<const std::vector<ShardHit>> per_shard, std::size_t k);
 
+/// The top `k` of the union of `lists`, each already in the collection's ranking order (strictly:
+/// a shard's search_shard output, or a merge_topk / merge_sorted_topk result, e.g. one MPI rank's
+/// top k): a k-way merge in O(k log L) comparisons for L lists instead of sorting every hit;
+/// the result equals merge_topk's. The hits are moved out of `lists`. Throws InvalidArgument
+/// when a list is not strictly in ranking order (a hit not before the next one) or an id occurs
+/// twice among the merged top k (hits below the top k are not compared).
+std::vector<ShardHit> merge_sorted_topk(std::span<std::vector<ShardHit>> lists, std::size_t k);
+
 }  // namespace plumb::index

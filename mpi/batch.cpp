@@ -7,13 +7,7 @@
 namespace plumb::mpi {
 
 std::string gather_concat(const Comm& comm, const std::string& part) {
-    const auto parts = comm.gather(part, 0);
-    std::string out;
-    std::size_t n = 0;
-    for (const auto& p : parts) n += p.size();
-    out.reserve(n);
-    for (const auto& p : parts) out += p;
-    return out;
+    return comm.gather_concat(part, 0);
 }
 
 EncodeChunksResult encode_chunks(const Comm& comm, std::uint64_t stored,

@@ -1,5 +1,7 @@
 #include "mpi/comm.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -36,6 +38,9 @@ std::vector<int> displacements(const std::vector<int>& counts, const char* what)
     return d;
 }
 
+/// Session's duplicate of MPI_COMM_WORLD for agree_on_failure() only.
+MPI_Comm g_failure_comm = MPI_COMM_NULL;
+
 }  // namespace
 
 bool launched_by_mpi() noexcept {
@@ -53,10 +58,42 @@ Session::Session(int* argc, char*** argv) {
     m_initialised = true;
     // Errors come back as return codes (turned into exceptions), not as an abort inside MPI.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &g_failure_comm), "MPI_Comm_dup");
 }
 
 Session::~Session() {
-    if (m_initialised && active()) MPI_Finalize();
+    if (!m_initialised || !active()) return;
+    if (g_failure_comm != MPI_COMM_NULL) MPI_Comm_free(&g_failure_comm);
+    MPI_Finalize();
+}
+
+std::optional<WorldFailure> agree_on_failure(const std::string& message, int status,
+                                             double timeout_seconds) noexcept {
+    if (!active() || g_failure_comm == MPI_COMM_NULL) return std::nullopt;
+    try {
+        MPI_Request request;
+        if (MPI_Ibarrier(g_failure_comm, &request) != MPI_SUCCESS) return std::nullopt;
+        const double end = MPI_Wtime() + timeout_seconds;
+        int done = 0;
+        while (true) {
+            if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return std::nullopt;
+            if (done) break;
+            // (the barrier stays pending: the caller aborts the job)
+            if (MPI_Wtime() > end) return std::nullopt;
+            struct timespec pause = {0, 1000000};  // 1 ms
+            nanosleep(&pause, nullptr);
+        }
+        // Every rank is here: exchange the messages and the largest status.
+        Comm comm(g_failure_comm);
+        WorldFailure out;
+        std::uint32_t st = static_cast<std::uint32_t>(status);
+        comm.allreduce_max(std::span<std::uint32_t>(&st, 1));
+        out.status = static_cast<int>(st);
+        out.messages = comm.allgather(message);
+        return out;
+    } catch (...) {
+        return std::nullopt;
+    }
 }
 
 bool active() noexcept {
@@ -130,6 +167,23 @@ std::vector<std::string> Comm::gather(const std::string& bytes, int root) const 
         for (int r = 0; r < m_size; ++r) out.push_back(all.substr(displs[r], counts[r]));
     }
     return out;
+}
+
+std::string Comm::gather_concat(const std::string& bytes, int root) const {
+    int mine = to_int(bytes.size(), "gather");
+    std::vector<int> counts(m_rank == root ? m_size : 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
+    std::vector<int> displs;
+    std::string all;
+    if (m_rank == root) {
+        displs = displacements(counts, "gather");
+        all.resize(static_cast<std::size_t>(displs.back()) +
+                   static_cast<std::size_t>(counts.back()));
+    }
+    check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+                      MPI_BYTE, root, m_comm),
+          "MPI_Gatherv");
+    return all;
 }
 
 std::vector<std::string> Comm::allgather(const std::string& bytes) const {

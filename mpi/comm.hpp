@@ -45,6 +45,23 @@ private:
 /// True when MPI is initialised (and not finalised) in this process.
 bool active() noexcept;
 
+/// Every rank's failure, when each rank of MPI_COMM_WORLD reported one (agree_on_failure()).
+struct WorldFailure {
+    std::vector<std::string> messages;  ///< in rank order
+    int status = 0;                     ///< the largest status any rank reported
+};
+
+/// For an error raised outside collective() (e.g. a command line every rank rejects, or a file
+/// one rank cannot read): reports `message` and `status` and waits up to `timeout_seconds` for
+/// every rank of MPI_COMM_WORLD to report a failure too, on a communicator of its own (a
+/// duplicate of MPI_COMM_WORLD made by Session, so a rank waiting in another collective is not
+/// disturbed). Returns every rank's failure when all of them failed, so that each can exit with
+/// the same status and rank 0 alone prints; nothing when some rank did not fail in time (it may
+/// be waiting in a collective for this one: the caller aborts the job). Nothing either when
+/// MPI is not active or no Session made the communicator. Never throws.
+std::optional<WorldFailure> agree_on_failure(const std::string& message, int status,
+                                             double timeout_seconds) noexcept;
+
 /// Raised on every rank when a collective phase failed on at least one rank (collective()):
 /// the message names the failing rank(s) and their errors. Each rank knows the others got it,
 /// so they may all return normally (finalise, exit status 1) instead of aborting the job.
@@ -79,6 +96,9 @@ public:
     void allreduce_max(std::span<float> values) const;
     /// Every rank's `bytes`, in rank order, on `root` (other ranks get an empty vector).
     std::vector<std::string> gather(const std::string& bytes, int root = 0) const;
+    /// Every rank's `bytes` concatenated in rank order on `root` ("" on the other ranks): one
+    /// MPI_Gatherv straight into the result, no copy per part.
+    std::string gather_concat(const std::string& bytes, int root = 0) const;
     /// Every rank's `bytes`, in rank order, on every rank.
     std::vector<std::string> allgather(const std::string& bytes) const;
     /// `bytes` of `root` on every rank.

@@ -9,7 +9,9 @@
 /// Steps, each collective (a failure on any rank fails every rank with its message, and no
 /// manifest is written):
 ///  1. rank 0 checks DIR, removes a previous manifest, counts the corpus's documents and
-///     broadcasts the count;
+///     broadcasts the count (a single TSV / JSONL file without skip_bad: its non-blank lines,
+///     by splitting lines only; a malformed line then fails the build of the shard holding it,
+///     naming file and line);
 ///  2. every rank builds its shards with build_index (first_document / max_documents);
 ///  3. ids unique over the whole corpus: every rank sends each of its ids to rank
 ///     fnv1a64(id) mod R (MPI_Alltoallv), which finds duplicates among the ids it receives;

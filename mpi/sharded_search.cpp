@@ -2,17 +2,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "index/rm3.hpp"
 #include "index/shard_manifest.hpp"
 #include "index/shard_merge.hpp"
 #include "index/sharded_searcher.hpp"
+#include "mpi/batch.hpp"
 #include "mpi/detail_bytes.hpp"
 #include "plugin/parallel.hpp"
+#include "plugin/trec_run.hpp"
 
 namespace plumb::mpi {
 namespace ix = plumb::index;
@@ -43,49 +48,6 @@ std::vector<std::string> unique_names(std::span<const ix::WeightedTerm> terms) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
-}
-
-/// The top k of lists each already in the collection's order (every rank's merge_topk output):
-/// a k-way merge, O(k log R) instead of sorting all R k hits; exactly merge_topk's result
-/// (a strict order: score descending, then id, ids unique). Throws Error on an unsorted list
-/// or an id twice among the merged top k.
-std::vector<ix::ShardHit> merge_sorted(std::vector<std::vector<ix::ShardHit>>& lists,
-                                       std::size_t k) {
-    for (const auto& l : lists) {
-        for (std::size_t i = 1; i < l.size(); ++i) {
-            if (!ix::shard_hit_before(l[i - 1], l[i])) {
-                throw Error("MPI: a rank's hit list is not in ranking order (at '" + l[i].docid +
-                            "')");
-            }
-        }
-    }
-    using Head = std::pair<std::size_t, std::size_t>;  // list, position
-    auto worse = [&](const Head& a, const Head& b) {
-        return ix::shard_hit_before(lists[b.first][b.second], lists[a.first][a.second]);
-    };
-    std::vector<Head> heap;
-    for (std::size_t l = 0; l < lists.size(); ++l) {
-        if (!lists[l].empty()) heap.emplace_back(l, 0);
-    }
-    std::make_heap(heap.begin(), heap.end(), worse);
-    std::vector<ix::ShardHit> out;
-    std::unordered_set<std::string_view> ids;
-    while (!heap.empty() && out.size() < k) {
-        std::pop_heap(heap.begin(), heap.end(), worse);
-        auto [l, p] = heap.back();
-        heap.pop_back();
-        out.push_back(std::move(lists[l][p]));
-        if (p + 1 < lists[l].size()) {
-            heap.emplace_back(l, p + 1);
-            std::push_heap(heap.begin(), heap.end(), worse);
-        }
-    }
-    for (const auto& h : out) {
-        if (!ids.insert(h.docid).second) {
-            throw Error("MPI: document id '" + h.docid + "' comes from two ranks");
-        }
-    }
-    return out;
 }
 
 }  // namespace
@@ -138,6 +100,25 @@ ShardedSearch::ShardedSearch(const Comm& comm, const std::filesystem::path& dir,
     m_comm.allreduce_sum(std::span<std::uint64_t>(c, 2));
     m_collection.documents = c[0];
     m_collection.total_length = c[1];
+}
+
+std::vector<ShardedSearch::Timings> ShardedSearch::all_timings() const {
+    detail::ByteWriter w;
+    for (double v : {m_timings.local, m_timings.exchange, m_timings.merge, m_timings.format,
+                     m_timings.write}) {
+        w.put<double>(v);
+    }
+    const auto all = m_comm.allgather(w.bytes());
+    std::vector<Timings> out;
+    for (const auto& bytes : all) {
+        detail::ByteReader r(bytes);
+        Timings t;
+        for (double* v : {&t.local, &t.exchange, &t.merge, &t.format, &t.write}) {
+            *v = r.get<double>();
+        }
+        out.push_back(t);
+    }
+    return out;
 }
 
 std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
@@ -217,25 +198,42 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
             packed[q] = std::move(w.bytes());
         });
     });
-    std::string mine;
-    for (auto& p : packed) mine += p;
-    packed.clear();
-    clock.to(tm.local);
-    const auto lists = everywhere ? m_comm.allgather(mine) : m_comm.gather(mine, 0);
+    // Every rank's lists of query q go to q's owner (all ranks with `everywhere`), which
+    // merges them: the merge is spread over the ranks, 1/R of the queries each.
+    const auto part = partition(n, m_comm.rank(), m_comm.size());
+    std::vector<std::string> in;
+    if (everywhere) {
+        std::string mine;
+        for (auto& p : packed) mine += p;
+        packed.clear();
+        clock.to(tm.local);
+        in = m_comm.allgather(mine);
+    } else {
+        std::vector<std::string> to(static_cast<std::size_t>(m_comm.size()));
+        for (int r = 0; r < m_comm.size(); ++r) {
+            const auto pr = partition(n, r, m_comm.size());
+            auto& t = to[static_cast<std::size_t>(r)];
+            for (std::size_t q = pr.first; q < pr.first + pr.count; ++q) t += packed[q];
+        }
+        packed.clear();
+        clock.to(tm.local);
+        in = m_comm.alltoall(to);
+    }
     clock.to(tm.exchange);
-    std::vector<std::vector<ix::ShardHit>> out;
+    const std::size_t first = everywhere ? 0 : part.first;
+    const std::size_t count = everywhere ? n : part.count;
+    std::vector<std::vector<ix::ShardHit>> out(count);
     m_comm.collective([&] {
-        if (lists.empty()) return;  // (a rank other than 0, gathered on rank 0)
         std::vector<detail::ByteReader> readers;
-        for (const auto& l : lists) readers.emplace_back(l);
-        out.resize(n);
-        for (std::size_t q = 0; q < n; ++q) {
-            std::vector<std::vector<ix::ShardHit>> per(readers.size());
+        for (const auto& l : in) readers.emplace_back(l);
+        std::vector<std::vector<ix::ShardHit>> per(readers.size());
+        for (std::size_t q = 0; q < count; ++q) {
             for (std::size_t r = 0; r < readers.size(); ++r) {
                 auto& rd = readers[r];
-                const auto count = rd.get<std::uint32_t>();
-                per[r].reserve(count);
-                for (std::uint32_t h = 0; h < count; ++h) {
+                const auto hits = rd.get<std::uint32_t>();
+                per[r].clear();
+                per[r].reserve(hits);
+                for (std::uint32_t h = 0; h < hits; ++h) {
                     ix::ShardHit hit;
                     hit.docid = rd.get_string();
                     hit.score = rd.get<float>();
@@ -244,18 +242,27 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
                     per[r].push_back(std::move(hit));
                 }
             }
-            out[q] = merge_sorted(per, k);
+            try {
+                out[q] = ix::merge_sorted_topk(per, k);
+            } catch (const InvalidArgument& e) {
+                throw Error("MPI: query " + std::to_string(first + q + 1) +
+                            " of the batch: the ranks' hits: " + e.what());
+            }
+        }
+        for (std::size_t r = 0; r < readers.size(); ++r) {
+            if (!readers[r].done())
+                throw Error("MPI: excess bytes in rank " + std::to_string(r) + "'s hits");
         }
     });
     clock.to(tm.merge);
     return out;
 }
 
-std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queries, std::size_t k,
-                                                    const ix::SearchOptions& options,
-                                                    unsigned threads,
-                                                    const ProgressCallback& progress,
-                                                    const CancelToken* cancel) const {
+std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const Query> queries,
+                                                                std::size_t k,
+                                                                const ix::SearchOptions& options,
+                                                                unsigned threads,
+                                                                const CancelToken* cancel) const {
     threads = std::max(1u, threads);
     const std::size_t n = queries.size();
     Clock clock;
@@ -371,10 +378,15 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
         clock.to(tm.local);
         hits = round(expanded, k, options, threads, false, cancel);
     }
-    std::vector<RankedList> out;
-    if (m_comm.rank() != 0) return out;
-    out.resize(n);
-    for (std::size_t q = 0; q < n; ++q) {
+    return hits;
+}
+
+namespace {
+
+std::vector<RankedList> to_lists(std::span<const Query> queries,
+                                 std::vector<std::vector<ix::ShardHit>>& hits) {
+    std::vector<RankedList> out(hits.size());
+    for (std::size_t q = 0; q < hits.size(); ++q) {
         out[q].qid = queries[q].id;
         out[q].candidates.reserve(hits[q].size());
         for (auto& h : hits[q]) {
@@ -384,8 +396,133 @@ std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queri
             out[q].candidates.push_back(std::move(c));
         }
     }
-    if (progress) progress(n, n);
     return out;
+}
+
+}  // namespace
+
+std::vector<RankedList> ShardedSearch::search_part(std::span<const Query> queries, std::size_t k,
+                                                   const ix::SearchOptions& options,
+                                                   unsigned threads,
+                                                   const CancelToken* cancel) const {
+    auto hits = part_hits(queries, k, options, threads, cancel);
+    const auto part = partition(queries.size(), m_comm.rank(), m_comm.size());
+    return to_lists(queries.subspan(part.first, part.count), hits);
+}
+
+std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queries, std::size_t k,
+                                                    const ix::SearchOptions& options,
+                                                    unsigned threads,
+                                                    const ProgressCallback& progress,
+                                                    const CancelToken* cancel) const {
+    const auto mine = search_part(queries, k, options, threads, cancel);
+    Clock clock;
+    std::string packed;
+    {
+        detail::ByteWriter w;
+        for (const auto& l : mine) {
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(l.candidates.size()));
+            for (const auto& c : l.candidates) {
+                w.put_string(c.docid);
+                w.put<float>(c.score);
+            }
+        }
+        packed = std::move(w.bytes());
+    }
+    const auto parts = m_comm.gather(packed, 0);
+    clock.to(m_timings.exchange);
+    std::vector<RankedList> out;
+    m_comm.collective([&] {
+        if (m_comm.rank() != 0) return;
+        out.resize(queries.size());
+        for (int r = 0; r < m_comm.size(); ++r) {
+            const auto part = partition(queries.size(), r, m_comm.size());
+            detail::ByteReader rd(parts[static_cast<std::size_t>(r)]);
+            for (std::size_t q = part.first; q < part.first + part.count; ++q) {
+                out[q].qid = queries[q].id;
+                const auto hits = rd.get<std::uint32_t>();
+                out[q].candidates.resize(hits);
+                for (auto& c : out[q].candidates) {
+                    c.docid = rd.get_string();
+                    c.score = rd.get<float>();
+                }
+            }
+            if (!rd.done())
+                throw Error("MPI: excess bytes in rank " + std::to_string(r) + "'s lists");
+        }
+    });
+    clock.to(m_timings.merge);
+    if (progress && m_comm.rank() == 0) progress(queries.size(), queries.size());
+    return out;
+}
+
+std::uint64_t ShardedSearch::search_run(std::span<const Query> queries, std::size_t k,
+                                        const ix::SearchOptions& options, std::string_view tag,
+                                        AtomicFile* out, unsigned threads, std::size_t batch,
+                                        const ProgressCallback& progress,
+                                        const CancelToken* cancel) const {
+    batch = std::max<std::size_t>(batch, 1);
+    const bool root = m_comm.rank() == 0;
+    m_comm.collective([&] {
+        if (root && out == nullptr) throw InvalidArgument("search_run: rank 0 needs an output");
+    });
+    // Rank 0 writes batch b on this thread while every rank searches batch b + 1.
+    std::thread writer;
+    std::string writing;
+    std::exception_ptr write_error;
+    auto finish_write = [&] {
+        if (writer.joinable()) writer.join();
+        if (write_error) std::rethrow_exception(std::exchange(write_error, nullptr));
+    };
+    std::uint64_t lines = 0;
+    std::size_t done = 0;
+    try {
+        for (std::size_t start = 0; start < queries.size(); start += batch) {
+            const auto n = std::min(batch, queries.size() - start);
+            const auto part = queries.subspan(start, n);
+            const auto mine = search_part(part, k, options, threads, cancel);
+            Clock clock;
+            std::vector<std::string> formatted(mine.size());
+            parallel_for(mine.size(), std::max(1u, threads), [&](std::size_t q, unsigned) {
+                formatted[q] = format_trec_run(mine[q], tag);
+            });
+            std::size_t bytes = 0;
+            for (const auto& f : formatted) bytes += f.size();
+            std::string text;
+            text.reserve(bytes);
+            for (std::size_t q = 0; q < mine.size(); ++q) {
+                text += formatted[q];
+                lines += mine[q].candidates.size();
+            }
+            clock.to(m_timings.format);
+            auto all = gather_concat(m_comm, text);
+            clock.to(m_timings.exchange);
+            m_comm.collective([&] {
+                if (!root) return;
+                finish_write();
+                writing = std::move(all);
+                writer = std::thread([&] {
+                    try {
+                        out->write(writing);
+                    } catch (...) {
+                        write_error = std::current_exception();
+                    }
+                });
+            });
+            clock.to(m_timings.write);
+            done += n;
+            if (progress && root) progress(done, queries.size());
+        }
+        m_comm.collective([&] {
+            if (root) finish_write();
+        });
+    } catch (...) {
+        if (writer.joinable()) writer.join();
+        throw;
+    }
+    std::uint64_t total[1] = {lines};
+    m_comm.allreduce_sum(std::span<std::uint64_t>(total, 1));
+    return total[0];
 }
 
 }  // namespace plumb::mpi

@@ -9,8 +9,12 @@
 ///     statistics of the query terms; df summed, max_tf and the BM25 bound by maximum, min_dl by
 ///     minimum over the ranks (four MPI_Allreduce over flat arrays, one slot per query term);
 ///  2. every rank searches its shards with these global statistics and merges them into its
-///     own top k; rank 0 gathers the ranks' lists (MPI_Gatherv) and merges them exactly
-///     (merge_topk: score descending, ties by id);
+///     own top k; the queries of the batch are split into R contiguous parts (partition()) and
+///     each rank receives every rank's lists of its part (one MPI_Alltoallv) and merges them
+///     exactly (merge_sorted_topk: score descending, ties by id), so the merge, and in
+///     search_run the formatting of the run lines, is spread over the ranks instead of done by
+///     rank 0 alone; search_batch then gathers the merged lists on rank 0 (MPI_Gatherv),
+///     search_run the formatted run text, which rank 0 writes while the next batch runs;
 ///  3. RM3: steps 1-2 with k = fb_docs and the lists gathered on every rank (MPI_Allgatherv);
 ///     the rank holding each feedback document analyses it and its (term, count) list is
 ///     all-gathered; the collection df of rm3_df_terms is summed by MPI_Allreduce; every rank
@@ -23,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +36,7 @@
 #include "index/shard_stats.hpp"
 #include "mpi/comm.hpp"
 #include "plugin/progress.hpp"
+#include "plugin/text_io.hpp"
 #include "plugin/types.hpp"
 
 namespace plumb::mpi {
@@ -54,17 +60,46 @@ public:
                                          const ProgressCallback& progress = {},
                                          const CancelToken* cancel = nullptr) const;
 
+    /// Collective, as search_batch, but without gathering: every rank returns the collection's
+    /// top k of its own part of the queries, [p.first, p.first + p.count) for
+    /// p = partition(queries.size(), rank, size), in query order.
+    std::vector<RankedList> search_part(std::span<const Query> queries, std::size_t k,
+                                        const index::SearchOptions& options = {},
+                                        unsigned threads = 1,
+                                        const CancelToken* cancel = nullptr) const;
+
+    /// Collective: searches `queries` in batches of `batch` queries and writes their TREC run
+    /// (format_trec_run with `tag`, in query order: the run one process writes) to `out` on
+    /// rank 0 (the other ranks' `out` is ignored and may be null). Each rank merges and formats
+    /// its part of every batch (search_part); rank 0 gathers the text and writes batch b on a
+    /// second thread while the ranks search batch b + 1 (at most one batch's text waits). Does
+    /// not commit `out`. Returns the number of lines written (on every rank). Progress (rank 0)
+    /// counts queries. A write error on rank 0 or any error on any rank: CollectiveError on every
+    /// rank (and `out` holds a partial run: the caller does not commit it).
+    std::uint64_t search_run(std::span<const Query> queries, std::size_t k,
+                             const index::SearchOptions& options, std::string_view tag,
+                             AtomicFile* out, unsigned threads = 1, std::size_t batch = 1024,
+                             const ProgressCallback& progress = {},
+                             const CancelToken* cancel = nullptr) const;
+
     const index::CollectionStats& collection() const noexcept { return m_collection; }
 
-    /// Wall-clock seconds this rank spent so far in search_batch: on its own shards (analysis,
-    /// statistics, search, RM3 feedback analysis), in MPI exchanges (including waiting for
-    /// slower ranks), and merging the ranks' lists (rank 0).
+    /// Wall-clock seconds this rank spent so far in the calls above: on its own shards
+    /// (analysis, statistics, search, RM3 feedback analysis), in MPI exchanges (including
+    /// waiting for slower ranks), merging the ranks' lists of its part of the queries (and, in
+    /// search_batch, decoding the gathered lists on rank 0), formatting its part's run lines,
+    /// and (search_run) the end of each batch: on rank 0 waiting for the previous batch's write
+    /// to finish, on every rank the collective that shares its outcome.
     struct Timings {
         double local = 0;
         double exchange = 0;
         double merge = 0;
+        double format = 0;
+        double write = 0;
     };
     const Timings& timings() const noexcept { return m_timings; }
+    /// Collective: every rank's timings(), in rank order, on every rank.
+    std::vector<Timings> all_timings() const;
     /// The shards this rank holds: (shard number, searcher).
     const std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>>&
     local_shards() const noexcept {
@@ -72,8 +107,14 @@ public:
     }
 
 private:
-    /// Steps 1-2 for every query's weighted terms: the merged top k on rank 0 (on every rank
-    /// when `everywhere`).
+    /// Analysis, RM3 and the final round for `queries`: this rank's part's merged top k.
+    std::vector<std::vector<index::ShardHit>> part_hits(std::span<const Query> queries,
+                                                        std::size_t k,
+                                                        const index::SearchOptions& options,
+                                                        unsigned threads,
+                                                        const CancelToken* cancel) const;
+    /// Steps 1-2 for every query's weighted terms: the merged top k of this rank's part of the
+    /// queries (of every query when `everywhere`).
     std::vector<std::vector<index::ShardHit>> round(
         const std::vector<std::vector<index::WeightedTerm>>& terms, std::size_t k,
         const index::SearchOptions& options, unsigned threads, bool everywhere,

@@ -15,6 +15,20 @@
 
 namespace {
 
+#ifdef PLUMB_WITH_MPI
+/// One rank's --stats table under a heading naming the rank and its queries (1-based, in topics
+/// order).
+std::string part_stats(int rank, int ranks, const plumb::mpi::Part& part,
+                       const std::string& table) {
+    std::string head = "MPI rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ", ";
+    head += part.count == 0 ? std::string("no queries")
+                            : "queries " + std::to_string(part.first + 1) + "-" +
+                                  std::to_string(part.first + part.count) + " (" +
+                                  std::to_string(part.count) + ")";
+    return (rank == 0 ? "" : "\n") + head + ":\n" + table;
+}
+#endif
+
 struct PipelineArgs {
     std::string config;
     std::string topics;
@@ -65,13 +79,15 @@ void setup(CLI::App& app) {
         std::vector<std::filesystem::path> plugins(args->plugins.begin(), args->plugins.end());
 #ifdef PLUMB_WITH_MPI
         // Under mpirun -n R: rank r runs a contiguous part of the topics; rank 0 writes the
-        // run (and --report) from the parts in order; --stats shows rank 0's part.
+        // run (and --report) from the parts in order; --stats prints every rank's table,
+        // labelled with the rank and its queries (latency percentiles do not combine exactly).
         if (const auto world = plumb::mpi::parallel_world()) {
             const bool rank0 = world->rank() == 0;
             std::string run_lines, report_lines, table;
+            plumb::mpi::Part mine;
             o.part = [&](std::size_t n) {
-                const auto p = plumb::mpi::partition(n, world->rank(), world->size());
-                return std::pair<std::size_t, std::size_t>(p.first, p.count);
+                mine = plumb::mpi::partition(n, world->rank(), world->size());
+                return std::pair<std::size_t, std::size_t>(mine.first, mine.count);
             };
             o.emit = [&](std::string run, std::string report) {
                 run_lines = std::move(run);
@@ -86,6 +102,10 @@ void setup(CLI::App& app) {
             });
             const auto run = plumb::mpi::gather_concat(*world, run_lines);
             const auto report = plumb::mpi::gather_concat(*world, report_lines);
+            if (args->stats) {
+                table = plumb::mpi::gather_concat(
+                    *world, part_stats(world->rank(), world->size(), mine, table));
+            }
             world->collective([&] {
                 if (!rank0) return;
                 if (!args->report.empty()) {

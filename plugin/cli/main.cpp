@@ -163,6 +163,26 @@ std::string usage_hint(CLI::App& app, int argc, char** argv, std::string& unknow
     return path;
 }
 
+int fail(const char* what, const std::string& message, int status, bool collective);
+
+/// True on MPI ranks other than 0 of a job of several ranks: they print no help or notes (every
+/// rank parses the same command line).
+bool secondary_rank() {
+#ifdef PLUMB_WITH_MPI
+    if (plumb::mpi::active()) {
+        const auto world = plumb::mpi::Comm::world();
+        return world.size() > 1 && world.rank() != 0;
+    }
+#endif
+    return false;
+}
+
+/// app.exit(e) (help, version) printed by rank 0 only.
+int exit_quietly_on_secondary(CLI::App& app, const CLI::Error& e) {
+    if (secondary_rank()) return e.get_exit_code();
+    return app.exit(e);
+}
+
 /// One CLI11 app with every registered command (the core ones, plus the module's once loaded).
 int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
     CLI::App app{
@@ -191,7 +211,7 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
+        return exit_quietly_on_secondary(app, e);
     } catch (const CLI::ParseError& e) {
         // An unknown subcommand (or --help, which should list every command) may belong to
         // the LibTorch module: parse again with it loaded.
@@ -205,18 +225,23 @@ int parse_and_run(int argc, char** argv, bool last_attempt, bool& retry) {
             return 0;
         }
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
-            return app.exit(e);  // --help, --help-all
+            return exit_quietly_on_secondary(app, e);  // --help, --help-all
         }
-        std::fprintf(stderr, "plumb: error: %s\n(run '%s --help' for usage)\n",
-                     unknown.empty() ? e.what() : unknown.c_str(), path.c_str());
-        return kExitUsage;
+        // (under MPI every rank parses the same command line: printed once, by rank 0)
+        return fail("error",
+                    (unknown.empty() ? std::string(e.what()) : unknown) + "\n(run '" + path +
+                        " --help' for usage)",
+                    kExitUsage, false);
     }
     return 0;
 }
 
 /// Reports an error that ends `plumb`. Under MPI (mpirun -n N, N > 1): an error every rank
 /// raised together (plumb::mpi::CollectiveError) is printed once, by rank 0, and every rank exits
-/// with `status`; an error of one rank alone is printed with its rank and aborts the whole job
+/// with `status`. Any other error first waits a few seconds for every rank to fail too
+/// (agree_on_failure: a bad command line, a usage error every rank finds): then rank 0 prints the
+/// message once (or each rank's, labelled, when they differ) and every rank exits with the
+/// largest status. An error of some ranks only is printed with its rank and aborts the whole job
 /// (the other ranks may be waiting for it in a collective call).
 int fail(const char* what, const std::string& message, int status, bool collective) {
 #ifdef PLUMB_WITH_MPI
@@ -226,6 +251,21 @@ int fail(const char* what, const std::string& message, int status, bool collecti
             if (collective) {
                 if (world.rank() == 0) std::fprintf(stderr, "plumb: %s: %s\n", what, message.c_str());
                 return status;
+            }
+            if (const auto all = plumb::mpi::agree_on_failure(message, status, 5.0)) {
+                if (world.rank() == 0) {
+                    const bool same = std::all_of(all->messages.begin(), all->messages.end(),
+                                                  [&](const auto& m) { return m == message; });
+                    for (std::size_t r = 0; r < all->messages.size(); ++r) {
+                        if (same) {
+                            std::fprintf(stderr, "plumb: %s: %s\n", what, message.c_str());
+                            break;
+                        }
+                        std::fprintf(stderr, "plumb: %s (MPI rank %zu of %d): %s\n", what, r,
+                                     world.size(), all->messages[r].c_str());
+                    }
+                }
+                return all->status;
             }
             std::fprintf(stderr, "plumb: %s (MPI rank %d of %d): %s\n", what, world.rank(),
                          world.size(), message.c_str());
@@ -261,7 +301,7 @@ int run_main(int argc, char** argv) {
                 module_error = e.what();
             }
             rc = parse_and_run(argc, argv, true, retry);
-            if (rc != 0 && !module_error.empty()) {
+            if (rc != 0 && !module_error.empty() && !secondary_rank()) {
                 std::fprintf(stderr, "plumb: note: the LibTorch commands are unavailable: %s\n",
                              module_error.c_str());
             }

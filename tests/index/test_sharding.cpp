@@ -103,6 +103,78 @@ TEST(ShardMerge, DuplicateIdAcrossShardsIsAnError) {
     EXPECT_THROW(pi::merge_topk(per, 10), plumb::InvalidArgument);
 }
 
+TEST(ShardMerge, SortedListsMergeByHand) {
+    // The lists of ExactTopKWithTiesByIdBytes, each in ranking order: the same order by hand.
+    std::vector<std::vector<pi::ShardHit>> per{
+        {{"b", 3.0f, 0, 1}, {"\xc3\xa9", 2.0f, 0, 0}, {"a", 1.0f, 0, 2}},
+        {{"c", 3.0f, 1, 4}, {"z", 2.0f, 1, 5}},
+        {},
+        {{"d", 2.5f, 3, 0}}};
+    auto copy = per;
+    auto top = pi::merge_sorted_topk(copy, 4);
+    std::vector<std::string> ids;
+    for (const auto& h : top) ids.push_back(h.docid);
+    EXPECT_EQ(ids, (std::vector<std::string>{"b", "c", "d", "z"}));
+    EXPECT_EQ(top[1].shard, 1u);
+    EXPECT_EQ(top[1].doc, 4u);
+    copy = per;
+    EXPECT_EQ(pi::merge_sorted_topk(copy, 100).size(), 6u);
+    copy = per;
+    EXPECT_TRUE(pi::merge_sorted_topk(copy, 0).empty());
+    EXPECT_TRUE(pi::merge_sorted_topk(std::span<std::vector<pi::ShardHit>>(), 5).empty());
+}
+
+TEST(ShardMerge, SortedListsMergeEqualsTheSortingMerge) {
+    // Random lists with many score ties (scores from 8 values), ids unique over all lists; each
+    // list sorted by the naive reference (merge_topk of the list alone), then the k-way merge
+    // compared with merge_topk over all lists, for 1..7 lists and k from 0 to past the total.
+    std::mt19937 rng(7);
+    for (int round = 0; round < 200; ++round) {
+        const std::size_t lists = 1 + rng() % 7;
+        std::vector<std::vector<pi::ShardHit>> per(lists);
+        std::uint32_t next_id = 0;
+        for (std::size_t l = 0; l < lists; ++l) {
+            const std::size_t n = rng() % 30;
+            for (std::size_t i = 0; i < n; ++i) {
+                // ids of random length so that byte order differs from number order
+                std::string id = std::to_string(next_id++ * 7919 % 1000);
+                id += std::string(rng() % 3, static_cast<char>('a' + rng() % 3));
+                id += "#" + std::to_string(next_id);
+                per[l].push_back({id, static_cast<float>(rng() % 8) * 0.5f,
+                                  static_cast<std::uint32_t>(l), static_cast<std::uint32_t>(i)});
+            }
+            std::vector<std::vector<pi::ShardHit>> one{per[l]};
+            per[l] = pi::merge_topk(one, per[l].size());
+        }
+        std::size_t total = 0;
+        for (const auto& l : per) total += l.size();
+        for (std::size_t k :
+             {std::size_t{0}, std::size_t{1}, std::size_t{5}, total / 2, total, total + 3}) {
+            auto copy = per;
+            const auto got = pi::merge_sorted_topk(copy, k);
+            const auto want = pi::merge_topk(per, k);
+            ASSERT_EQ(got.size(), want.size()) << "round " << round << " k " << k;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                EXPECT_EQ(got[i].docid, want[i].docid) << "round " << round << " k " << k;
+                EXPECT_TRUE(same_bits(got[i].score, want[i].score));
+                EXPECT_EQ(got[i].shard, want[i].shard);
+                EXPECT_EQ(got[i].doc, want[i].doc);
+            }
+        }
+    }
+}
+
+TEST(ShardMerge, SortedListsOutOfOrderOrDuplicateAreErrors) {
+    // A list not in ranking order: a lower score first, or a tie with ids descending.
+    std::vector<std::vector<pi::ShardHit>> bad{{{"a", 1.0f, 0, 0}, {"b", 2.0f, 0, 1}}};
+    EXPECT_THROW(pi::merge_sorted_topk(bad, 10), plumb::InvalidArgument);
+    std::vector<std::vector<pi::ShardHit>> tie{{{"b", 1.0f, 0, 0}, {"a", 1.0f, 0, 1}}};
+    EXPECT_THROW(pi::merge_sorted_topk(tie, 10), plumb::InvalidArgument);
+    // One id in two lists among the merged hits.
+    std::vector<std::vector<pi::ShardHit>> dup{{{"a", 3.0f, 0, 1}}, {{"a", 2.0f, 1, 0}}};
+    EXPECT_THROW(pi::merge_sorted_topk(dup, 10), plumb::InvalidArgument);
+}
+
 // --- runs over shards == the run over one index ------------------------------------------------
 
 /// A corpus of 600 passages over a 300-word vocabulary (skewed), ids not in corpus order, plus:

@@ -63,6 +63,10 @@ TEST(MpiComm, GatherAllgatherBroadcastAlltoall) {
     } else {
         EXPECT_TRUE(g.empty());
     }
+    // Concatenated in rank order on the root only (here rank 1).
+    const auto cat =
+        w.gather_concat(w.rank() == 0 ? std::string("zero|") : std::string("a\0b", 3), 1);
+    EXPECT_EQ(cat, w.rank() == 1 ? std::string("zero|a\0b", 8) : std::string());
     const auto ag = w.allgather("r" + std::to_string(w.rank()));
     EXPECT_EQ(ag, (std::vector<std::string>{"r0", "r1"}));
     EXPECT_EQ(w.broadcast(w.rank() == 1 ? "from one" : "", 1), "from one");

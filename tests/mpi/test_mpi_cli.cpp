@@ -101,6 +101,24 @@ TEST(MpiCli, IndexFailureOnOneRankLeavesNoManifest) {
               std::string::npos)
         << out;
     EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
+    // A malformed line (no tab) in the second shard's range: the count pass takes it for a
+    // document; the build of the shard holding it fails naming file and line; no manifest.
+    {
+        std::string bad;
+        std::size_t line = 0, pos = 0;
+        while (pos < text.size()) {
+            const auto end = text.find('\n', pos);
+            ++line;
+            bad += line == 1400 ? std::string("broken line without a tab")
+                                : text.substr(pos, end - pos);
+            bad += '\n';
+            pos = end + 1;
+        }
+        plumb::test::write_file(c.dir.path / "bad.tsv", bad);
+    }
+    EXPECT_EQ(mpirun(2, "index -c " + d + "/bad.tsv -i " + d + "/ix --quiet", c.log), 1);
+    EXPECT_NE(slurp(c.log).find("bad.tsv:1400"), std::string::npos) << slurp(c.log);
+    EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
     // A corpus that does not exist: rank 0's error, reported once, exit status 1.
     EXPECT_EQ(mpirun(2, "index -c " + d + "/missing.tsv -i " + d + "/ix --quiet", c.log), 1);
     EXPECT_NE(slurp(c.log).find("rank 0: "), std::string::npos) << slurp(c.log);
@@ -136,6 +154,11 @@ TEST(MpiCli, SearchRunsEqualTheSingleIndexRuns) {
                     << slurp(c.log);
                 EXPECT_EQ(slurp(out), whole) << ix;
             }
+            // 3 ranks over 3 shards: 26 queries merged and formatted in parts of 8, 9, 9.
+            const auto out = d + "/run.r3";
+            ASSERT_EQ(mpirun(3, "search -i " + d + "/s3 -o " + out + opts, c.log), 0)
+                << slurp(c.log);
+            EXPECT_EQ(slurp(out), whole) << "3 ranks";
         }
     }
     // More ranks than shards, and an unsharded index: errors, no run written.
@@ -153,4 +176,86 @@ TEST(MpiCli, SearchRunsEqualTheSingleIndexRuns) {
               1);
     EXPECT_NE(slurp(c.log).find("needs a sharded index"), std::string::npos) << slurp(c.log);
     EXPECT_FALSE(fs::exists(c.dir.path / "run.x"));
+}
+
+namespace {
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+}  // namespace
+
+TEST(MpiCli, UsageErrorsPrintOnce) {
+    Corpus c;
+    const auto& d = c.d;
+    // A bad option: every rank rejects the command line; rank 0 alone prints; status 2.
+    EXPECT_EQ(mpirun(2,
+                     "search --no-such-option -i " + d + "/x --topics " + d + "/topics.tsv -o " +
+                         d + "/run.x",
+                     c.log),
+              2);
+    auto out = slurp(c.log);
+    EXPECT_EQ(count_of(out, "plumb: error:"), 1u) << out;
+    EXPECT_NE(out.find("--no-such-option"), std::string::npos) << out;
+    EXPECT_EQ(count_of(out, "for usage)"), 1u) << out;
+    // A usage error the command raises on every rank (search --pipeline under mpirun).
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
+              0)
+        << slurp(c.log);
+    plumb::test::write_file(
+        c.dir.path / "bm25.json",
+        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    EXPECT_EQ(mpirun(2,
+                     "search --pipeline " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
+                         "/run.x --quiet",
+                     c.log),
+              2);
+    out = slurp(c.log);
+    EXPECT_EQ(count_of(out, "plumb: error:"), 1u) << out;
+    EXPECT_NE(out.find("does not split its work across MPI ranks"), std::string::npos) << out;
+    EXPECT_EQ(out.find("(MPI rank "), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(c.dir.path / "run.x"));
+    // --help: printed once.
+    EXPECT_EQ(mpirun(2, "search --help", c.log), 0);
+    EXPECT_EQ(count_of(slurp(c.log), "Usage:"), 1u) << slurp(c.log);
+}
+
+TEST(MpiCli, PipelineStatsPerRank) {
+    if (!PLUMB_TEST_WITH_TORCH) GTEST_SKIP() << "plumb pipeline is in the LibTorch CLI module";
+    Corpus c;
+    const auto& d = c.d;
+    ASSERT_EQ(plumb::test::run_plumb_to(
+                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
+              0)
+        << slurp(c.log);
+    plumb::test::write_file(
+        c.dir.path / "bm25.json",
+        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    // pipeline --stats: each rank's table, labelled with its queries (26 topics: 13 + 13).
+    EXPECT_EQ(mpirun(2,
+                     "pipeline --config " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
+                         "/run.p --stats --quiet",
+                     c.log),
+              0)
+        << slurp(c.log);
+    const auto out = slurp(c.log);
+    const auto r0 = out.find("MPI rank 0 of 2, queries 1-13 (13):");
+    const auto r1 = out.find("MPI rank 1 of 2, queries 14-26 (13):");
+    ASSERT_NE(r0, std::string::npos) << out;
+    ASSERT_NE(r1, std::string::npos) << out;
+    EXPECT_LT(r0, r1) << out;
+    // Each table counts its rank's 13 queries for the first stage.
+    for (auto at : {r0, r1}) {
+        const auto table = out.substr(at, (at == r0 ? r1 : out.size()) - at);
+        EXPECT_NE(table.find("stage"), std::string::npos) << table;
+        EXPECT_EQ(count_of(table, "  13  "), 1u) << table;
+    }
+    ASSERT_EQ(plumb::test::run_plumb_to("pipeline --config " + d + "/bm25.json --topics " + d +
+                                            "/topics.tsv -o " + d + "/run.p1 --quiet",
+                                        c.log),
+              0)
+        << slurp(c.log);
+    EXPECT_EQ(slurp(c.dir.path / "run.p"), slurp(c.dir.path / "run.p1"));
 }

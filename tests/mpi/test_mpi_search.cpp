@@ -1,0 +1,128 @@
+// plumb::mpi::ShardedSearch (the library behind `mpirun plumb search`), run by ctest under
+// `mpirun -n 2 --oversubscribe`: search_batch (rank 0), search_part (each rank's part of the
+// queries) and search_run (the run text rank 0 writes) against the one-process ShardedSearcher
+// over the same 3 shards (itself checked byte for byte against one index over the whole corpus
+// in tests/index/test_sharding.cpp), for BM25 and BM25 + RM3, with batches smaller than the
+// number of ranks (a rank with no query) and larger.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "index/shard_builder.hpp"
+#include "index/sharded_searcher.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/sharded_search.hpp"
+#include "plugin/text_io.hpp"
+#include "plugin/trec_run.hpp"
+
+namespace fs = std::filesystem;
+using plumb::mpi::Comm;
+
+namespace {
+
+std::string run_text(const std::vector<plumb::RankedList>& lists) {
+    std::string out;
+    for (const auto& l : lists) out += plumb::format_trec_run(l, "t");
+    return out;
+}
+
+/// A directory every rank sees (named by rank 0's pid), removed by rank 0 at the end.
+struct SharedDir {
+    Comm w = Comm::world();
+    fs::path path;
+    SharedDir() {
+        const std::string name = w.broadcast(
+            w.rank() == 0 ? "plumb_mpi_search_" + std::to_string(::getpid()) : std::string());
+        path = fs::temp_directory_path() / name;
+    }
+    ~SharedDir() {
+        w.barrier();
+        if (w.rank() == 0) fs::remove_all(path);
+    }
+};
+
+/// 240 passages over 30 words (word i in passage d when (d * 7 + i * 3) % (i + 2) == 0), with
+/// ids not in corpus order, built as 3 shards by rank 0.
+void build(const Comm& w, const fs::path& dir) {
+    w.collective([&] {
+        if (w.rank() != 0) return;
+        fs::create_directories(dir);
+        std::ofstream c(dir / "corpus.tsv");
+        for (int d = 0; d < 240; ++d) {
+            c << "p" << (d * 37) % 240 << '\t';
+            for (int i = 0; i < 30; ++i) {
+                if ((d * 7 + i * 3) % (i + 2) == 0) c << "word" << i << ' ';
+            }
+            c << "common\n";
+        }
+        c.close();
+        plumb::index::build_shards(dir / "corpus.tsv", dir / "ix", 3);
+    });
+}
+
+}  // namespace
+
+TEST(MpiShardedSearch, BatchPartAndRunEqualOneProcessOverTheShards) {
+    SharedDir shared;
+    const auto& w = shared.w;
+    build(w, shared.path);
+    const auto ix = shared.path / "ix";
+    const std::vector<plumb::Query> queries{
+        {"1", "word3 word5"}, {"2", "common"}, {"3", "word0 word29 common"},
+        {"4", "nosuchword"},  {"5", ""},       {"6", "word7 word7 word11"},
+        {"7", "word1 word2"}};
+    const auto one = plumb::index::ShardedSearcher::open(ix);
+    plumb::mpi::ShardedSearch dist(w, ix);
+    for (bool rm3 : {false, true}) {
+        for (std::size_t k : {std::size_t{5}, std::size_t{50}}) {
+            SCOPED_TRACE("rm3 " + std::to_string(rm3) + " k " + std::to_string(k));
+            plumb::index::SearchOptions o;
+            o.rm3 = rm3;
+            o.rm3_params.fb_docs = 3;
+            const auto want = one->search_batch(queries, k, o);
+            ASSERT_GT(run_text(want).size(), 100u);
+            // search_batch: everything on rank 0, nothing elsewhere.
+            const auto batch = dist.search_batch(queries, k, o);
+            if (w.rank() == 0) {
+                EXPECT_EQ(run_text(batch), run_text(want));
+            } else {
+                EXPECT_TRUE(batch.empty());
+            }
+            // search_part: queries [first, first + count) of partition().
+            const auto part = dist.search_part(queries, k, o);
+            const auto p = plumb::mpi::partition(queries.size(), w.rank(), w.size());
+            ASSERT_EQ(part.size(), p.count);
+            EXPECT_EQ(run_text(part),
+                      run_text({want.begin() + static_cast<std::ptrdiff_t>(p.first),
+                                want.begin() + static_cast<std::ptrdiff_t>(p.first + p.count)}));
+            // search_run: batches of 1 (one rank without a query), 3 and all.
+            for (std::size_t b : {std::size_t{1}, std::size_t{3}, std::size_t{100}}) {
+                const auto file = shared.path / ("run." + std::to_string(b));
+                std::optional<plumb::AtomicFile> out;
+                if (w.rank() == 0) out.emplace(file);
+                const auto lines = dist.search_run(queries, k, o, "t", out ? &*out : nullptr, 1, b);
+                std::size_t expected = 0;
+                for (const auto& l : want) expected += l.candidates.size();
+                EXPECT_EQ(lines, expected) << "batch " << b;
+                if (out) out->commit();
+                w.barrier();
+                std::ifstream in(file);
+                std::stringstream text;
+                text << in.rdbuf();
+                EXPECT_EQ(text.str(), run_text(want)) << "batch " << b;
+            }
+        }
+    }
+}
+
+int main(int argc, char** argv) {
+    plumb::mpi::Session session(&argc, &argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
