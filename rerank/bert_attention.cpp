@@ -264,21 +264,23 @@ public:
         const auto n = w.size(0), k = w.size(1);
         const auto m = k > 0 ? x.numel() / k : 0;
         auto g = grads[0].to(torch::kFloat32).contiguous();
-        auto dx = torch::empty_like(x);
-        auto dw = torch::empty_like(w);
-        if (m == 0) {
-            dx.zero_();
-            dw.zero_();
-        } else {
-            const float* pg = g.data_ptr<float>();
-            // dX[m, k] = G[m, n] W[n, k]; dW[n, k] = G^T X.
+        const float* pg = g.data_ptr<float>();
+        // dX[m, k] = G[m, n] W[n, k]; dW[n, k] = G^T X; each only when needed (a frozen
+        // input or weight gets none).
+        torch::Tensor dx, dw, db;
+        if (ctx->needs_input_grad(0)) {
+            dx = torch::zeros_like(x);
             sgemm(false, false, m, k, n, 1.0f, pg, n, w.data_ptr<float>(), k, 0.0f,
                   dx.data_ptr<float>(), k);
+        }
+        if (ctx->needs_input_grad(1)) {
+            dw = torch::zeros_like(w);
             sgemm(true, false, n, k, m, 1.0f, pg, n, x.data_ptr<float>(), k, 0.0f,
                   dw.data_ptr<float>(), k);
         }
-        torch::Tensor db;
-        if (ctx->saved_data["bias"].toBool()) db = g.view({m, n}).sum(0);
+        if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) {
+            db = g.view({m, n}).sum(0);
+        }
         return {dx, dw, db};
     }
 };

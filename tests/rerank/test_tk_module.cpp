@@ -360,4 +360,10 @@ TEST(TkKernels, DenseLinearBackwardMatchesAutograd) {
     EXPECT_TRUE(torch::allclose(gx, x.grad(), 1e-5, 1e-5));
     EXPECT_TRUE(torch::allclose(gw, w.grad(), 1e-5, 1e-5));
     EXPECT_TRUE(torch::allclose(gb, bias.grad(), 1e-5, 1e-5));
+    // A frozen input (TK's first layer under frozen embeddings) gets no gradient; W still does.
+    auto frozen = x.detach();
+    w.grad().zero_();
+    (tkd::dense_linear_autograd(frozen, w, bias) * g).sum().backward();
+    EXPECT_FALSE(frozen.grad().defined());
+    EXPECT_TRUE(torch::allclose(w.grad(), gw, 1e-5, 1e-5));
 }
