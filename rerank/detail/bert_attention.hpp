@@ -1,12 +1,22 @@
 #pragma once
 /// \file detail/bert_attention.hpp
-/// Inference kernel of BERT self-attention (internal: includes Torch, not installed).
+/// Kernels of BERT self-attention and projections, used by BERT and TK, with autograd variants
+/// for training (internal: includes Torch, not installed).
 
 #include <torch/torch.h>
 
 #include <cstdint>
 
 namespace plumb::rerank::detail {
+
+/// x W^T + b (torch::linear's result, up to float rounding) through oneDNN's sgemm when
+/// LibTorch's oneDNN library is loaded (else torch::linear). Called outside a parallel region,
+/// oneDNN threads the product over the same OpenMP pool as at::parallel_for, instead of
+/// OpenBLAS's own pthreads (whose hand-offs with the OpenMP workers, spinning on 2 cores,
+/// cost MiniLM-sized layers a large part of their time). x: float32 [..., K]; weight [N, K];
+/// bias [N] or undefined. Inference only (no autograd graph; see dense_linear_autograd).
+torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias);
 
 /// softmax(Q K^T / sqrt(head_dim) + mask_add) V for all heads, from the fused projection.
 /// qkv: float32 [B, L, 3H] (query, key, value blocks of H = heads * head_dim, each split into
@@ -19,18 +29,9 @@ namespace plumb::rerank::detail {
 /// [B, heads, L, L] tensor is materialised and no per-head GEMM is split across threads.
 /// Keys whose mask value is below half the lowest float (padding) are skipped, which is exact:
 /// their softmax weight underflows to 0 in the unfused computation as well.
-/// Inference only (no autograd graph).
-/// x W^T + b (torch::linear's result, up to float rounding) through oneDNN's sgemm when
-/// LibTorch's oneDNN library is loaded (else torch::linear). Called outside a parallel region,
-/// oneDNN threads the product over the same OpenMP pool as at::parallel_for, instead of
-/// OpenBLAS's own pthreads (whose hand-offs with the OpenMP workers, spinning on 2 cores,
-/// cost MiniLM-sized layers a large part of their time). x: float32 [..., K]; weight [N, K];
-/// bias [N] or undefined. Inference only (no autograd graph).
-torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
-                           const torch::Tensor& bias);
-
-/// `probs`, when given, receives the softmax weights [B * heads, L, L] (pair i = sequence
-/// i / heads, head i % heads; columns of skipped padding keys are 0), for the backward pass.
+/// No autograd graph (see fused_self_attention_autograd). `probs`, when given, receives the
+/// softmax weights [B * heads, L, L] (pair i = sequence i / heads, head i % heads; columns of
+/// skipped padding keys are 0), for the backward pass.
 torch::Tensor fused_self_attention(const torch::Tensor& qkv, const torch::Tensor& mask_add,
                                    std::int64_t heads, std::int64_t head_dim,
                                    torch::Tensor* probs = nullptr);
