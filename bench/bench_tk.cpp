@@ -18,6 +18,18 @@
 // |cached - uncached| score difference (200 candidates of one query), and the cache size per
 // million passages at the measured mean length. --cached-repeats N > 1 reports the later passes
 // (the cache's pages already mapped, as in a serving process) beside the first.
+//
+// Kernels (issue 14): the float32 matmul peak is measured first in the same process (best of 5
+// torch::mm 2048 x 2048); the contextualisation (TkModel::passage_vectors of one query's
+// candidates) is timed through TK's kernels (BERT's attention kernel and oneDNN sgemm) and,
+// unless --no-reference, through the pre-kernel reference path (ATen's batched matmul), with
+// the GFLOP/s of each, the % of the peak and the ratio. FLOPs are counted on real tokens only
+// (padding excluded): per layer and passage of n words 2n·D·3P (Q, K, V) + 4n²P (scores and
+// weighted sum) + 2n·P·D (output) + 4n·D·F (feed-forward). The same figures per process CPU
+// second (peak too) are printed beside them: robust to other processes sharing the cores, but
+// OpenMP's spinning workers count as CPU time.
+#include <torch/torch.h>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -32,6 +44,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "rerank/detail/tk_module.hpp"
 #include "rerank/tk_cache.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/tk_stage.hpp"
@@ -63,6 +76,37 @@ std::string random_text(std::mt19937_64& rng, std::size_t words, std::size_t voc
     return s;
 }
 
+/// Best GFLOP/s of torch::mm n x n over `reps`, by wall clock (first) and per process CPU
+/// second (second: robust to other processes taking the cores).
+std::pair<double, double> measure_peak_gflops(std::int64_t n, int reps) {
+    c10::InferenceMode guard;
+    auto a = torch::randn({n, n}), b = torch::randn({n, n});
+    auto c = torch::mm(a, b);  // warm-up
+    double best = 0, best_cpu = 0;
+    const double flop = 2.0 * static_cast<double>(n * n) * static_cast<double>(n);
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = now_ms(), c0 = cpu_ms();
+        c = torch::mm(a, b);
+        const double ms = now_ms() - t0, cms = cpu_ms() - c0;
+        best = std::max(best, flop / ms / 1e6);
+        if (cms > 0) best_cpu = std::max(best_cpu, flop / cms / 1e6);
+    }
+    return {best, best_cpu};
+}
+
+/// FLOPs of TK's contextualisation of `vecs` (real tokens only; see the file comment).
+double contextualise_flops(const TkConfig& c, const std::vector<TkTermVectors>& vecs) {
+    const double d = static_cast<double>(c.embedding_dim);
+    const double p = static_cast<double>(c.attention_dim());
+    const double f = static_cast<double>(c.ff_dim);
+    double total = 0;
+    for (const auto& v : vecs) {
+        const double n = static_cast<double>(v.terms.size());
+        total += 2 * n * d * 3 * p + 4 * n * n * p + 2 * n * p * d + 4 * n * d * f;
+    }
+    return total * static_cast<double>(c.layers);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,9 +133,20 @@ int main(int argc, char** argv) {
                    "time the uncached path on the first N queries only (0 = all)")
         ->capture_default_str();
     app.add_option("--setup", only, "only this setup: paper000 or ecai20 (default both)");
+    bool no_reference = false;
+    std::string precision = "fp16";
+    app.add_option("--cache-precision", precision, "passage cache values: fp16 or int8")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"fp16", "int8"}));
+    app.add_flag("--no-reference", no_reference,
+                 "skip timing the pre-kernel reference path of the contextualisation");
     CLI11_PARSE(app, argc, argv);
 
     tk_set_intra_op_threads(threads);
+    const auto [peak, peak_cpu] = measure_peak_gflops(2048, 5);
+    std::printf("matmul peak (torch::mm 2048x2048 float32, %d thread(s)): %.1f GFLOP/s (%.1f per "
+                "CPU-second)\n",
+                threads, peak, peak_cpu);
     std::vector<std::string> words;
     for (std::size_t i = 0; i < vocab; ++i) words.push_back("t" + std::to_string(i));
     std::mt19937_64 rng(seed);
@@ -147,9 +202,40 @@ int main(int argc, char** argv) {
         const double median = times[times.size() / 2];
         // Contextualisation alone (what ATS/MATS and passage caching use).
         std::vector<std::string_view> views(ps[1].begin(), ps[1].end());
-        double t0 = now_ms();
+        double t0 = now_ms(), k0 = cpu_ms();
         auto vecs = model.passage_vectors(views, batch);
-        double t1 = now_ms();
+        double t1 = now_ms(), k1 = cpu_ms();
+        const double flops = contextualise_flops(c, vecs);
+        const double gflops = flops / (t1 - t0) / 1e6;
+        const double gflops_cpu = flops / (k1 - k0) / 1e6;
+        std::printf("%s: contextualise %zu passages through TK's kernels: %.0f ms, %.1f GFLOP/s "
+                    "= %.0f%% of the matmul peak | per CPU-second %.1f = %.0f%%\n",
+                    s.name, vecs.size(), t1 - t0, gflops, 100.0 * gflops / peak, gflops_cpu,
+                    100.0 * gflops_cpu / peak_cpu);
+        if (!no_reference) {
+            auto module = plumb::rerank::detail::TkModelAccess::module(model);
+            module->set_reference_kernels(true);
+            const double r0 = now_ms(), rk0 = cpu_ms();
+            auto ref = model.passage_vectors(views, batch);
+            const double r1 = now_ms(), rk1 = cpu_ms();
+            module->set_reference_kernels(false);
+            double diff = 0;
+            for (std::size_t i = 0; i < ref.size(); ++i) {
+                for (std::size_t j = 0; j < ref[i].values.size(); ++j) {
+                    diff = std::max(diff, static_cast<double>(std::abs(ref[i].values[j] -
+                                                                       vecs[i].values[j])));
+                }
+            }
+            const double rg = flops / (r1 - r0) / 1e6;
+            const double rg_cpu = flops / (rk1 - rk0) / 1e6;
+            std::printf("%s: contextualise %zu passages through the reference path (ATen): %.0f "
+                        "ms, %.1f GFLOP/s = %.0f%% of the matmul peak | per CPU-second %.1f = "
+                        "%.0f%% | kernels %.2fx faster (%.2fx in CPU time) | max |kernels - "
+                        "reference| %.2e\n",
+                        s.name, ref.size(), r1 - r0, rg, 100.0 * rg / peak, rg_cpu,
+                        100.0 * rg_cpu / peak_cpu, (r1 - r0) / (t1 - t0),
+                        (rk1 - rk0) / (k1 - k0), diff);
+        }
         std::printf("%s: %lld parameters | re-rank %zu candidates: median %.1f ms/query, mean "
                     "%.1f ms/query (%.0f passages/s), CPU %.1f ms/query | contextualise: %.0f "
                     "passages/s\n",
@@ -174,6 +260,7 @@ int main(int argc, char** argv) {
         };
         TkCacheBuildOptions bo;
         bo.batch_size = batch;
+        bo.precision = parse_tk_cache_precision(precision);
         const double b0 = now_ms();
         auto report = build_tk_cache(model, docs, 0, file, bo);
         const double b1 = now_ms();
@@ -238,12 +325,12 @@ int main(int argc, char** argv) {
         };
         const double per_passage =
             static_cast<double>(report.bytes) / static_cast<double>(report.passages);
-        std::printf("%s: cached re-rank %zu candidates: first pass (pages mapped) median %.2f "
+        std::printf("%s: %s cache: cached re-rank %zu candidates: first pass (pages mapped) median %.2f "
                     "ms/query; %s: stage median %.2f ms/query, mean %.2f, CPU %.2f ms/query "
                     "(%.0fx faster than uncached); score_cached alone median %.2f ms | max "
                     "|cached - uncached| %.2e | cache build %.0f passages/s, %.1f terms/passage, "
                     "%.0f bytes/passage = %.1f GB per million passages (%.0f bytes/term)\n",
-                    s.name, candidates, med(first), repeats > 1 ? "later passes" : "same pass",
+                    s.name, precision.c_str(), candidates, med(first), repeats > 1 ? "later passes" : "same pass",
                     med(st), avg(st), cached_cpu / static_cast<double>(st.size()),
                     median / med(st), med(mt), max_diff,
                     1000.0 * static_cast<double>(report.passages) / (b1 - b0),

@@ -9,6 +9,15 @@
 // process CPU time of --steps optimizer steps after --warmup untimed ones (the machine may be
 // shared: compare CPU time too). Torch intra-op threads: --threads (default 1).
 // Output: a table, then one JSON object per model on lines starting with "JSON ".
+//
+// TK kernels (issue 14): TK is trained twice, through its kernels (BERT's attention kernel and
+// oneDNN sgemm with their own backward passes) and, unless --no-reference, through the
+// pre-kernel reference path (ATen's batched matmul; model "tk-paper000-ref"). Before that, the
+// contextualisation alone (forward + backward of 2 x --tk-batch passages of 80-200 words, in
+// length-sorted groups of 16 as a training step has them) is timed on both paths and printed in
+// GFLOP/s and % of the float32 matmul peak (best of 5 torch::mm 2048 x 2048, same process).
+// FLOPs = 3 x the forward's (each product's backward is two products of its size), counted on
+// real tokens only: per layer and passage of n words 2n·D·3P + 4n²P + 2n·P·D + 4n·D·F.
 
 #include <torch/torch.h>
 
@@ -22,10 +31,12 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "rerank/bert.hpp"
+#include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
 #include "rerank/tk_model.hpp"
 #include "rerank/train_data.hpp"
@@ -101,6 +112,42 @@ Result run(rd::Trainable& t, const std::map<std::string, double>& lrs,
     return r;
 }
 
+double measure_peak_gflops(std::int64_t n, int reps) {
+    c10::InferenceMode guard;
+    auto a = torch::randn({n, n}), b = torch::randn({n, n});
+    auto c = torch::mm(a, b);  // warm-up
+    double best = 0;
+    for (int r = 0; r < reps; ++r) {
+        auto t = Clock::now();
+        c = torch::mm(a, b);
+        best = std::max(best, 2.0 * double(n) * double(n) * double(n) / seconds_since(t) / 1e9);
+    }
+    return best;
+}
+
+/// Seconds per forward + backward of TK's contextualisation of the packed groups (median of
+/// `reps` after one warm-up), on the kernel or the reference path.
+double time_contextualise_train(rd::TkModule& module,
+                                const std::vector<std::pair<torch::Tensor, torch::Tensor>>& groups,
+                                bool reference, std::size_t reps) {
+    module->set_reference_kernels(reference);
+    std::vector<double> times;
+    for (std::size_t r = 0; r < reps + 1; ++r) {
+        module->zero_grad();
+        auto t = Clock::now();
+        torch::Tensor total = torch::zeros({});
+        for (const auto& [ids, mask] : groups) {
+            total = total + module->contextualize(ids, mask, true).sum();
+        }
+        total.backward();
+        if (r > 0) times.push_back(seconds_since(t));
+    }
+    module->set_reference_kernels(false);
+    module->zero_grad();
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,6 +166,9 @@ int main(int argc, char** argv) {
     app.add_option("--threads", threads, "Torch intra-op threads")->capture_default_str();
     app.add_option("--models", models, "tk, cat or tk,cat")->capture_default_str();
     app.add_option("--seed", seed)->capture_default_str();
+    bool no_reference = false;
+    app.add_flag("--no-reference", no_reference,
+                 "TK: skip the pre-kernel reference path (contextualisation and training)");
     CLI11_PARSE(app, argc, argv);
     if (steps == 0 || tk_batch == 0 || cat_batch == 0) {
         std::fprintf(stderr, "bench_train: steps and batch sizes must be > 0\n");
@@ -149,12 +199,69 @@ int main(int argc, char** argv) {
             }
             return b;
         };
+        {
+            // Contextualisation alone, forward + backward, kernels vs reference path.
+            const double peak = measure_peak_gflops(2048, 5);
+            std::vector<std::vector<std::int64_t>> seqs;
+            double flops = 0;
+            const double d = double(c.embedding_dim), p = double(c.attention_dim()),
+                         f = double(c.ff_dim);
+            for (std::size_t i = 0; i < 2 * tk_batch; ++i) {
+                seqs.push_back(model->passage_ids(random_text(rng, plen(rng), 0, vocab, "t")));
+                const double n = double(seqs.back().size());
+                flops += 3 * double(c.layers) *
+                         (2 * n * d * 3 * p + 4 * n * n * p + 2 * n * p * d + 4 * n * d * f);
+            }
+            // Length-sorted groups of 16, each padded to its longest, as a training step
+            // contextualises them (TrainableTk::score_batch).
+            std::sort(seqs.begin(), seqs.end(),
+                      [](const auto& a, const auto& b) { return a.size() < b.size(); });
+            std::vector<std::pair<torch::Tensor, torch::Tensor>> groups;
+            double real = 0, padded = 0;
+            for (std::size_t i = 0; i < seqs.size(); i += 16) {
+                std::vector<std::span<const std::int64_t>> g(
+                    seqs.begin() + static_cast<std::ptrdiff_t>(i),
+                    seqs.begin() + static_cast<std::ptrdiff_t>(std::min(seqs.size(), i + 16)));
+                groups.push_back(rd::pack_token_ids(g));
+                real += double(groups.back().second.sum().item<std::int64_t>());
+                padded += double(groups.back().first.numel());
+            }
+            auto module = rd::TkModelAccess::module(*model);
+            module->train(true);
+            const std::size_t reps = std::max<std::size_t>(steps, 3);
+            const double tk_s = time_contextualise_train(module, groups, false, reps);
+            std::printf("tk contextualise fwd+bwd, %zu passages (%.0f real tokens/passage, %.0f "
+                        "with padding in length-sorted groups of 16): kernels %.3f s = %.1f "
+                        "GFLOP/s = %.0f%% of the %.1f GFLOP/s matmul peak",
+                        seqs.size(), real / double(seqs.size()), padded / double(seqs.size()),
+                        tk_s, flops / tk_s / 1e9, 100.0 * flops / tk_s / 1e9 / peak, peak);
+            if (!no_reference) {
+                const double ref_s = time_contextualise_train(module, groups, true, reps);
+                std::printf(" | reference path %.3f s = %.1f GFLOP/s = %.0f%% | kernels %.2fx "
+                            "faster",
+                            ref_s, flops / ref_s / 1e9, 100.0 * flops / ref_s / 1e9 / peak,
+                            ref_s / tk_s);
+            }
+            std::printf("\n");
+            std::fflush(stdout);
+        }
         auto r = run(*t, {{"embeddings", 1e-4}, {"contextualizer", 1e-4}, {"kernels", 1e-3}},
                      make_batch, tk_batch, warmup, steps);
         r.model = "tk-paper000";
         r.avg_passage_tokens = ptokens / pcount;
         r.parameters = model->parameter_count();
         results.push_back(r);
+        if (!no_reference) {
+            rd::TkModelAccess::module(*model)->set_reference_kernels(true);
+            ptokens = pcount = 0;
+            auto rr = run(*t, {{"embeddings", 1e-4}, {"contextualizer", 1e-4}, {"kernels", 1e-3}},
+                          make_batch, tk_batch, warmup, steps);
+            rd::TkModelAccess::module(*model)->set_reference_kernels(false);
+            rr.model = "tk-paper000-ref";
+            rr.avg_passage_tokens = ptokens / pcount;
+            rr.parameters = model->parameter_count();
+            results.push_back(rr);
+        }
     }
 
     if (models.find("cat") != std::string::npos) {

@@ -133,7 +133,7 @@ void run_vectors(const VectorsArgs& a) {
 }
 
 struct CacheArgs {
-    std::string model, index, corpus, format, output;
+    std::string model, index, corpus, format, output, precision = "fp16";
     std::size_t batch = 64, chunk = 1024;
     int threads = 0;
     bool quiet = false;
@@ -182,16 +182,19 @@ void run_cache(const CacheArgs& a) {
     TkCacheBuildOptions o;
     o.batch_size = a.batch;
     o.chunk = a.chunk;
+    o.precision = parse_tk_cache_precision(a.precision);
     TkCacheBuildReport r;
     {
         plumb::cli::ProgressBar bar("tk-cache", "passages", !a.quiet);
         r = build_tk_cache(model, docs, total, output, o, bar.callback());
     }
     std::fprintf(stderr,
-                 "tk-cache: %llu passages (%llu from an earlier run), %llu terms, %.1f MB -> %s\n",
+                 "tk-cache: %llu passages (%llu from an earlier run), %llu terms, %.1f MB (%s) -> "
+                 "%s\n",
                  static_cast<unsigned long long>(r.passages),
                  static_cast<unsigned long long>(r.resumed),
                  static_cast<unsigned long long>(r.rows), static_cast<double>(r.bytes) / 1e6,
+                 tk_cache_precision_name(o.precision),
                  output.string().c_str());
 }
 
@@ -257,7 +260,7 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     auto cache = std::make_shared<CacheArgs>();
     auto* k = app.add_subcommand(
         "tk-cache",
-        "Build TK's passage cache (contextualised passage vectors, fp16) of a collection; "
+        "Build TK's passage cache (contextualised passage vectors, fp16 or int8) of a collection; "
         "resumable: rerun after an interruption to continue");
     k->add_option("--model", cache->model, "TK model folder")->required();
     k->add_option("--index,-i", cache->index, "plumb index (its stored passage text)");
@@ -272,6 +275,10 @@ const plumb::cli::CommandRegistrar kRegistrar{"tk", [](CLI::App& app) {
     k->add_option("--chunk", cache->chunk, "passages between checkpoints of the partial state")
         ->capture_default_str()
         ->check(plumb::cli::positive_count());
+    k->add_option("--precision", cache->precision,
+                  "fp16 | int8 (one scale per vector: half the size, scores within about 1e-3)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"fp16", "int8"}));
     plumb::rerank::detail::add_torch_threads_option(k, cache->threads);
     plumb::cli::add_quiet_flag(k, cache->quiet, "no progress bar");
     k->callback([cache] { run_cache(*cache); });

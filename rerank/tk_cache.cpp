@@ -26,6 +26,7 @@ constexpr char kMagic[8] = {'P', 'L', 'U', 'M', 'B', 'T', 'K', 'C'};
 constexpr char kPartialMagic[8] = {'P', 'L', 'T', 'K', 'P', 'A', 'R', 'T'};
 constexpr std::uint32_t kPartialVersion = 1;
 constexpr std::uint32_t kFp16 = 1;
+constexpr std::uint32_t kInt8 = 2;
 constexpr std::uint64_t kHeaderSize = 128;
 constexpr std::uint64_t kEntrySize = 32;
 constexpr std::uint64_t kPartialHeaderSize = 32;
@@ -52,6 +53,39 @@ void write_all(std::FILE* f, const void* data, std::size_t n, const std::filesys
 }
 
 }  // namespace
+
+const char* tk_cache_precision_name(TkCachePrecision p) noexcept {
+    return p == TkCachePrecision::Int8 ? "int8" : "fp16";
+}
+
+TkCachePrecision parse_tk_cache_precision(std::string_view name) {
+    if (name == "fp16") return TkCachePrecision::Fp16;
+    if (name == "int8") return TkCachePrecision::Int8;
+    throw ConfigError("unknown TK cache precision '" + std::string(name) +
+                      "' (known: fp16, int8)");
+}
+
+void tk_quantize_rows(std::span<const float> rows, std::size_t dim, std::int8_t* values,
+                      float* scales) {
+    const std::size_t n = dim ? rows.size() / dim : 0;
+    for (std::size_t r = 0; r < n; ++r) {
+        const float* x = rows.data() + r * dim;
+        float m = 0.0f;
+        for (std::size_t d = 0; d < dim; ++d) m = std::max(m, std::abs(x[d]));
+        const float scale = m / 127.0f;
+        scales[r] = scale;
+        std::int8_t* q = values + r * dim;
+        if (scale == 0.0f || !std::isfinite(scale)) {
+            std::fill_n(q, dim, std::int8_t{0});
+            scales[r] = std::isfinite(scale) ? scale : 0.0f;
+            continue;
+        }
+        for (std::size_t d = 0; d < dim; ++d) {
+            const float v = std::nearbyint(x[d] / scale);
+            q[d] = static_cast<std::int8_t>(std::clamp(v, -127.0f, 127.0f));
+        }
+    }
+}
 
 std::filesystem::path tk_cache_default_path(const std::filesystem::path& model_dir,
                                             std::uint64_t model_checksum) {
@@ -104,11 +138,19 @@ std::shared_ptr<const TkPassageCache> TkPassageCache::open(const std::filesystem
     auto bad = [&](const std::string& what) { throw IndexError(name + ": " + what); };
     if (std::memcmp(b, kMagic, 8) != 0) bad("not a TK passage cache (bad magic)");
     const auto version = load<std::uint32_t>(b + 8);
-    if (version != kTkCacheVersion) {
+    if (version < 1 || version > kTkCacheVersion) {
         bad("unsupported TK passage cache version " + std::to_string(version) +
-            " (this build reads version " + std::to_string(kTkCacheVersion) + ")");
+            " (this build reads versions 1 to " + std::to_string(kTkCacheVersion) + ")");
     }
-    if (load<std::uint32_t>(b + 12) != kFp16) bad("unknown value type (only 1 = fp16)");
+    c->m_version = version;
+    const auto type = load<std::uint32_t>(b + 12);
+    if (type == kInt8 && version >= 2) {
+        c->m_precision = TkCachePrecision::Int8;
+    } else if (type != kFp16) {
+        bad("unknown value type " + std::to_string(type) + " for version " +
+            std::to_string(version) + " (1 = fp16; 2 = int8 from version 2)");
+    }
+    const bool int8 = c->m_precision == TkCachePrecision::Int8;
     c->m_dim = load<std::uint32_t>(b + 16);
     if (c->m_dim == 0) bad("dimension 0");
     if (load<std::uint32_t>(b + 20) != kHeaderSize) bad("header size is not 128");
@@ -120,6 +162,7 @@ std::shared_ptr<const TkPassageCache> TkPassageCache::open(const std::filesystem
     const auto ids_size = load<std::uint64_t>(b + 64);
     const auto vectors = load<std::uint64_t>(b + 72);
     const auto file_size = load<std::uint64_t>(b + 80);
+    const auto scales = load<std::uint64_t>(b + 88);
     if (file_size != size) {
         bad(size < file_size ? "truncated: the header says " + std::to_string(file_size) +
                                    " bytes, the file has " + std::to_string(size)
@@ -127,18 +170,28 @@ std::shared_ptr<const TkPassageCache> TkPassageCache::open(const std::filesystem
                                    " bytes, the file has " + std::to_string(size) +
                                    " (trailing data)");
     }
-    // Layout: T = 128 <= T + 32N <= I <= I + ids_size <= V, V + 2DR = size (no overflow).
+    // Layout: T = 128 <= T + 32N <= I <= I + ids_size <= V, V + bDR = size (no overflow), b = 2
+    // (fp16) or 1 (int8, with I + ids_size <= S, S + 4R <= V).
     const auto limit = size;
+    const std::uint64_t value_bytes = int8 ? 1 : 2;
+    const std::uint64_t before_vectors = int8 ? scales : ids + ids_size;
     if (table != kHeaderSize || c->m_count > limit / kEntrySize ||
         table + c->m_count * kEntrySize > ids || ids > limit || ids_size > limit - ids ||
-        ids + ids_size > vectors || vectors % 64 != 0 || vectors > limit ||
-        c->m_rows > (limit - vectors) / (2ull * c->m_dim) ||
-        vectors + c->m_rows * 2ull * c->m_dim != size) {
-        bad("inconsistent layout (table, docid or vector offsets do not fit the file)");
+        ids + ids_size > before_vectors || vectors % 64 != 0 || vectors > limit ||
+        c->m_rows > (limit - vectors) / (value_bytes * c->m_dim) ||
+        vectors + c->m_rows * value_bytes * c->m_dim != size ||
+        (int8 && (scales % 64 != 0 || scales > vectors || c->m_rows > (vectors - scales) / 4)) ||
+        (!int8 && scales != 0)) {
+        bad("inconsistent layout (table, docid, scale or vector offsets do not fit the file)");
     }
     c->m_table = b + table;
     c->m_ids = reinterpret_cast<const char*>(b + ids);
-    c->m_vectors = reinterpret_cast<const std::uint16_t*>(b + vectors);
+    if (int8) {
+        c->m_vectors_int8 = reinterpret_cast<const std::int8_t*>(b + vectors);
+        c->m_scales = reinterpret_cast<const float*>(b + scales);
+    } else {
+        c->m_vectors = reinterpret_cast<const std::uint16_t*>(b + vectors);
+    }
     std::string_view previous;
     for (std::uint64_t i = 0; i < c->m_count; ++i) {
         const unsigned char* e = c->m_table + i * kEntrySize;
@@ -176,7 +229,13 @@ std::optional<TkPassageCache::Entry> TkPassageCache::find(std::string_view docid
         if (c == 0) {
             Entry out;
             out.passage.length = load<std::uint32_t>(e + 12);
-            out.passage.rows = m_vectors + load<std::uint64_t>(e + 16) * m_dim;
+            const auto first = load<std::uint64_t>(e + 16);
+            if (m_precision == TkCachePrecision::Int8) {
+                out.passage.rows_int8 = m_vectors_int8 + first * m_dim;
+                out.passage.scales = m_scales + first;
+            } else {
+                out.passage.rows = m_vectors + first * m_dim;
+            }
             out.text_hash = load<std::uint64_t>(e + 24);
             return out;
         }
@@ -198,9 +257,14 @@ std::filesystem::path TkCacheWriter::partial_path() const {
     return p;
 }
 
+std::uint64_t TkCacheWriter::row_bytes() const noexcept {
+    return m_precision == TkCachePrecision::Int8 ? m_dim + 4ull : 2ull * m_dim;
+}
+
 TkCacheWriter::TkCacheWriter(std::filesystem::path output, std::uint32_t dim,
-                             std::uint64_t model_checksum)
-    : m_output(std::move(output)), m_dim(dim), m_checksum(model_checksum) {
+                             std::uint64_t model_checksum, TkCachePrecision precision)
+    : m_output(std::move(output)), m_dim(dim), m_checksum(model_checksum),
+      m_precision(precision) {
     if (dim == 0) throw InvalidArgument("TK cache: dimension 0");
     remove_stale_temporaries(m_output);
     const auto part = partial_path();
@@ -250,7 +314,8 @@ TkCacheWriter::TkCacheWriter(std::filesystem::path output, std::uint32_t dim,
         put<std::uint32_t>(head, kPartialVersion);
         put<std::uint32_t>(head, dim);
         put<std::uint64_t>(head, model_checksum);
-        put<std::uint64_t>(head, 0);
+        put<std::uint32_t>(head, precision == TkCachePrecision::Int8 ? kInt8 : 0);
+        put<std::uint32_t>(head, 0);
         write_all(m_file, head.data(), head.size(), part);
         m_end = kPartialHeaderSize;
         checkpoint();
@@ -270,9 +335,17 @@ TkCacheWriter::TkCacheWriter(std::filesystem::path output, std::uint32_t dim,
                              std::to_string(dim) + ", " + hex16(model_checksum) +
                              "): remove it to start over");
         }
+        const auto type = load<std::uint32_t>(h + 24);
+        const std::uint32_t want = precision == TkCachePrecision::Int8 ? kInt8 : 0;
+        if (type != want) {
+            throw IndexError(name + ": partial cache of another precision (" +
+                             std::string(type == kInt8 ? "int8" : type == 0 ? "fp16" : "unknown") +
+                             "; this run: " + tk_cache_precision_name(precision) +
+                             "): remove it to start over");
+        }
         // Whole records; an incomplete last one (an interrupted run) is cut off.
         std::uint64_t pos = kPartialHeaderSize;
-        const std::uint64_t row_bytes = 2ull * dim;
+        const std::uint64_t row_bytes = this->row_bytes();
         while (pos + kRecordHeaderSize <= size) {
             unsigned char r[kRecordHeaderSize];
             if (std::fseek(m_file, static_cast<long>(pos), SEEK_SET) != 0 ||
@@ -309,26 +382,55 @@ TkCacheWriter::~TkCacheWriter() {
 
 void TkCacheWriter::append(std::string_view docid, std::uint64_t text_hash,
                            std::span<const std::uint16_t> rows) {
-    if (!m_file) throw InvalidArgument("TK cache writer: append after finish");
+    if (m_precision != TkCachePrecision::Fp16) {
+        throw InvalidArgument("TK cache: fp16 rows appended to an int8 cache");
+    }
     if (rows.size() % m_dim != 0) {
         throw InvalidArgument("TK cache: " + std::to_string(rows.size()) +
                               " values are not whole rows of " + std::to_string(m_dim));
     }
-    if (docid.size() > 0xFFFFFFFFull || rows.size() / m_dim > 0xFFFFFFFFull) {
+    append_record(docid, text_hash, rows.size() / m_dim, rows.data(), rows.size() * 2);
+}
+
+void TkCacheWriter::append_rows(std::string_view docid, std::uint64_t text_hash,
+                                std::span<const float> rows) {
+    if (rows.size() % m_dim != 0) {
+        throw InvalidArgument("TK cache: " + std::to_string(rows.size()) +
+                              " values are not whole rows of " + std::to_string(m_dim));
+    }
+    const std::size_t n = rows.size() / m_dim;
+    if (m_precision == TkCachePrecision::Fp16) {
+        std::vector<std::uint16_t> half(rows.size());
+        detail::fp32_to_fp16(rows.data(), half.data(), rows.size());
+        append(docid, text_hash, half);
+        return;
+    }
+    // Record data: n f32 scales, then n x D int8 values.
+    std::vector<unsigned char> data(n * 4 + rows.size());
+    std::vector<float> scales(n);
+    tk_quantize_rows(rows, m_dim, reinterpret_cast<std::int8_t*>(data.data() + n * 4),
+                     scales.data());
+    if (n) std::memcpy(data.data(), scales.data(), n * 4);
+    append_record(docid, text_hash, n, data.data(), data.size());
+}
+
+void TkCacheWriter::append_record(std::string_view docid, std::uint64_t text_hash,
+                                  std::size_t length, const void* data, std::size_t bytes) {
+    if (!m_file) throw InvalidArgument("TK cache writer: append after finish");
+    if (docid.size() > 0xFFFFFFFFull || length > 0xFFFFFFFFull) {
         throw InvalidArgument("TK cache: docid or passage too long");
     }
-    const auto length = static_cast<std::uint32_t>(rows.size() / m_dim);
     std::string h;
     put<std::uint32_t>(h, static_cast<std::uint32_t>(docid.size()));
-    put<std::uint32_t>(h, length);
+    put<std::uint32_t>(h, static_cast<std::uint32_t>(length));
     put<std::uint64_t>(h, text_hash);
     h.append(docid);
     const auto part = partial_path();
     write_all(m_file, h.data(), h.size(), part);
-    write_all(m_file, rows.data(), rows.size() * 2, part);
-    m_recs.push_back({length, text_hash, m_end + h.size()});
+    write_all(m_file, data, bytes, part);
+    m_recs.push_back({static_cast<std::uint32_t>(length), text_hash, m_end + h.size()});
     m_ids.emplace_back(docid);
-    m_end += h.size() + rows.size() * 2;
+    m_end += h.size() + bytes;
 }
 
 void TkCacheWriter::checkpoint() {
@@ -361,12 +463,15 @@ void TkCacheWriter::finish() {
         id_offset[i] = ids_size;
         ids_size += m_ids[i].size();
     }
+    const bool int8 = m_precision == TkCachePrecision::Int8;
+    auto round64 = [](std::uint64_t v) { return (v + 63) / 64 * 64; };
     const std::uint64_t ids = kHeaderSize + n * kEntrySize;
-    const std::uint64_t vectors = (ids + ids_size + 63) / 64 * 64;
-    const std::uint64_t file_size = vectors + rows * 2ull * m_dim;
+    const std::uint64_t scales = int8 ? round64(ids + ids_size) : 0;
+    const std::uint64_t vectors = int8 ? round64(scales + rows * 4) : round64(ids + ids_size);
+    const std::uint64_t file_size = vectors + rows * (int8 ? 1ull : 2ull) * m_dim;
     std::string head(kMagic, 8);
-    put<std::uint32_t>(head, kTkCacheVersion);
-    put<std::uint32_t>(head, kFp16);
+    put<std::uint32_t>(head, int8 ? 2u : 1u);  // fp16 stays version 1 (earlier readers)
+    put<std::uint32_t>(head, int8 ? kInt8 : kFp16);
     put<std::uint32_t>(head, m_dim);
     put<std::uint32_t>(head, static_cast<std::uint32_t>(kHeaderSize));
     put<std::uint64_t>(head, n);
@@ -377,6 +482,7 @@ void TkCacheWriter::finish() {
     put<std::uint64_t>(head, ids_size);
     put<std::uint64_t>(head, vectors);
     put<std::uint64_t>(head, file_size);
+    put<std::uint64_t>(head, scales);
     head.resize(kHeaderSize, '\0');
 
     AtomicFile out(m_output);
@@ -397,13 +503,12 @@ void TkCacheWriter::finish() {
     }
     out.write(table);
     for (const auto& id : m_ids) out.write(id);
-    out.write(std::string(vectors - ids - ids_size, '\0'));
-    // The rows, copied from the partial file record by record.
+    // The rows, copied from the partial file record by record: fp16 rows; int8: all scales
+    // (S), then all values (V).
     std::vector<char> buf(1 << 20);
     const auto part = partial_path();
-    for (std::size_t i = 0; i < n; ++i) {
-        std::uint64_t left = m_recs[i].length * 2ull * m_dim;
-        if (std::fseek(m_file, static_cast<long>(m_recs[i].data_offset), SEEK_SET) != 0) {
+    auto copy = [&](std::uint64_t offset, std::uint64_t left) {
+        if (std::fseek(m_file, static_cast<long>(offset), SEEK_SET) != 0) {
             throw IoError("cannot seek in " + part.string() + ": " + std::strerror(errno));
         }
         while (left > 0) {
@@ -413,6 +518,18 @@ void TkCacheWriter::finish() {
             }
             out.write(std::string_view(buf.data(), take));
             left -= take;
+        }
+    };
+    if (!int8) {
+        out.write(std::string(vectors - ids - ids_size, '\0'));
+        for (std::size_t i = 0; i < n; ++i) copy(m_recs[i].data_offset, m_recs[i].length * 2ull * m_dim);
+    } else {
+        out.write(std::string(scales - ids - ids_size, '\0'));
+        for (std::size_t i = 0; i < n; ++i) copy(m_recs[i].data_offset, m_recs[i].length * 4ull);
+        out.write(std::string(vectors - scales - rows * 4, '\0'));
+        for (std::size_t i = 0; i < n; ++i) {
+            copy(m_recs[i].data_offset + m_recs[i].length * 4ull,
+                 static_cast<std::uint64_t>(m_recs[i].length) * m_dim);
         }
     }
     out.commit();
@@ -431,7 +548,7 @@ TkCacheBuildReport build_tk_cache(const TkModel& model, const DocumentStream& do
                                   const ProgressCallback& progress, const CancelToken* cancel) {
     if (options.batch_size == 0) throw InvalidArgument("TK cache: batch size must be > 0");
     const auto dim = static_cast<std::uint32_t>(model.config().embedding_dim);
-    TkCacheWriter writer(output, dim, model.checksum());
+    TkCacheWriter writer(output, dim, model.checksum(), options.precision);
     TkCacheBuildReport report;
     report.resumed = writer.count();
     DocId id;
@@ -456,7 +573,6 @@ TkCacheBuildReport build_tk_cache(const TkModel& model, const DocumentStream& do
     std::vector<DocId> ids;
     std::vector<std::string> texts;
     std::vector<float> normalised;
-    std::vector<std::uint16_t> half;
     bool more = true;
     while (more) {
         if (cancel && cancel->requested()) {
@@ -486,9 +602,7 @@ TkCacheBuildReport build_tk_cache(const TkModel& model, const DocumentStream& do
                 const float norm = static_cast<float>(std::sqrt(sq));
                 for (std::size_t d = 0; d < dim; ++d) row[d] = row[d] / (norm + 1e-13f);
             }
-            half.resize(normalised.size());
-            detail::fp32_to_fp16(normalised.data(), half.data(), normalised.size());
-            writer.append(ids[i], tk_text_hash(texts[i]), half);
+            writer.append_rows(ids[i], tk_text_hash(texts[i]), normalised);
         }
         writer.checkpoint();
         done += ids.size();

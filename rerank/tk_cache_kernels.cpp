@@ -101,8 +101,17 @@ void score_scalar(const float* q, std::size_t lq, std::size_t dim,
         const auto& ps = passages[static_cast<std::size_t>(b)];
         std::fill(pkq.begin(), pkq.end(), 0.0f);
         for (std::uint32_t j = 0; j < ps.length; ++j) {
-            const std::uint16_t* h = ps.rows + static_cast<std::size_t>(j) * dim;
-            for (std::size_t d = 0; d < dim; ++d) row[d] = c10::detail::fp16_ieee_to_fp32_value(h[d]);
+            if (ps.rows_int8) {
+                const std::int8_t* v = ps.rows_int8 + static_cast<std::size_t>(j) * dim;
+                for (std::size_t d = 0; d < dim; ++d) {
+                    row[d] = ps.scales[j] * static_cast<float>(v[d]);
+                }
+            } else {
+                const std::uint16_t* h = ps.rows + static_cast<std::size_t>(j) * dim;
+                for (std::size_t d = 0; d < dim; ++d) {
+                    row[d] = c10::detail::fp16_ieee_to_fp32_value(h[d]);
+                }
+            }
             for (std::size_t i = 0; i < lq; ++i) {
                 float c = 0.0f;
                 for (std::size_t d = 0; d < dim; ++d) c += q[i * dim + d] * row[d];
@@ -139,6 +148,19 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 load_half8(const std::uin
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
+/// 8 int8 values at v (all 8 readable) as floats.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load_int8x8(const std::int8_t* v) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v))));
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const std::int8_t* v) {
+    return load_int8x8(v);
+}
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const std::uint16_t* h) {
+    return load_half8(h);
+}
+
 /// a[t] += q_t · r0, a[4 + t] += q_t · r1 for the 4 query rows q + t·stride (8 lanes).
 __attribute__((target("avx2,fma,f16c"))) inline void step_4x2(const float* q, std::size_t stride,
                                                               __m256 r0, __m256 r1, __m256* a) {
@@ -149,48 +171,66 @@ __attribute__((target("avx2,fma,f16c"))) inline void step_4x2(const float* q, st
     }
 }
 
+/// cos[i][j] = q_i · row_j for the lq4 (padded) query rows and the lp passage rows, fp16 rows
+/// (T = uint16_t) or int8 rows times their scale (T = int8_t): 2 passage rows x 4 query rows at
+/// a time (8 independent accumulators; each row value is converted once and used by 4 queries).
+template <class T>
+__attribute__((target("avx2,fma,f16c"))) void cosines_avx2(const float* qp, std::size_t lq4,
+                                                            std::size_t dim, const T* rows,
+                                                            const float* scales, std::size_t lp,
+                                                            std::size_t lpad, float* cos) {
+    const std::size_t full = dim / 8 * 8;  // dims read straight from the rows
+    const std::size_t dpad = round8(dim);
+    alignas(32) T tail0[8], tail1[8];
+    alignas(32) float sums[8];
+    for (std::size_t j = 0; j < lp; j += 2) {
+        const T* h0 = rows + j * dim;
+        const std::size_t j1 = j + 1 < lp ? j + 1 : j;  // odd length: row j twice
+        const T* h1 = rows + j1 * dim;
+        std::fill_n(tail0, 8, T{0});
+        std::fill_n(tail1, 8, T{0});
+        std::copy(h0 + full, h0 + dim, tail0);
+        std::copy(h1 + full, h1 + dim, tail1);
+        const float s0 = scales ? scales[j] : 1.0f, s1 = scales ? scales[j1] : 1.0f;
+        for (std::size_t i = 0; i < lq4; i += 4) {
+            const float* q0 = qp + i * dpad;
+            __m256 a[8];
+            for (auto& x : a) x = _mm256_setzero_ps();
+            for (std::size_t d = 0; d < full; d += 8) {
+                step_4x2(q0 + d, dpad, load8(h0 + d), load8(h1 + d), a);
+            }
+            if (full < dim) step_4x2(q0 + full, dpad, load8(tail0), load8(tail1), a);
+            _mm256_store_ps(sums, hsum8(a));
+            for (std::size_t t = 0; t < 4; ++t) {
+                cos[(i + t) * lpad + j] = sums[t] * s0;
+                if (j + 1 < lp) cos[(i + t) * lpad + j + 1] = sums[4 + t] * s1;
+            }
+        }
+    }
+}
+
 __attribute__((target("avx2,fma,f16c"))) void score_avx2(const float* q, std::size_t lq,
                                                           std::size_t dim,
                                                           std::span<const TkCachedPassage> passages,
                                                           const TkPooling& p, float* out,
                                                           std::int64_t begin, std::int64_t end) {
     const std::size_t nk = p.mu.size();
-    const std::size_t full = dim / 8 * 8;  // dims read straight from the rows
     const std::size_t dpad = round8(dim);
     const std::size_t lq4 = (lq + 3) / 4 * 4;  // query rows padded with zero rows
     std::vector<float> qp(lq4 * dpad, 0.0f), coef(nk), pkq(lq * nk);
     for (std::size_t i = 0; i < lq; ++i) std::copy_n(q + i * dim, dim, qp.data() + i * dpad);
     for (std::size_t k = 0; k < nk; ++k) coef[k] = -1.0f / (2.0f * p.sigma[k] * p.sigma[k]);
     std::vector<float> cos;
-    alignas(32) std::uint16_t tail0[8], tail1[8];
-    alignas(32) float sums[8];
     for (auto b = begin; b < end; ++b) {
         const auto& ps = passages[static_cast<std::size_t>(b)];
         const std::size_t lp = ps.length, lpad = round8(lp + 1);
         cos.resize(lq4 * lpad);
-        // cos[i][j] for 2 passage rows x 4 query rows at a time (8 independent accumulators;
-        // each row value is converted once and used by 4 queries).
-        for (std::size_t j = 0; j < lp; j += 2) {
-            const std::uint16_t* h0 = ps.rows + j * dim;
-            const std::uint16_t* h1 = j + 1 < lp ? h0 + dim : h0;  // odd length: row j twice
-            std::fill_n(tail0, 8, std::uint16_t{0});
-            std::fill_n(tail1, 8, std::uint16_t{0});
-            std::copy(h0 + full, h0 + dim, tail0);
-            std::copy(h1 + full, h1 + dim, tail1);
-            for (std::size_t i = 0; i < lq4; i += 4) {
-                const float* q0 = qp.data() + i * dpad;
-                __m256 a[8];
-                for (auto& x : a) x = _mm256_setzero_ps();
-                for (std::size_t d = 0; d < full; d += 8) {
-                    step_4x2(q0 + d, dpad, load_half8(h0 + d), load_half8(h1 + d), a);
-                }
-                if (full < dim) step_4x2(q0 + full, dpad, load_half8(tail0), load_half8(tail1), a);
-                _mm256_store_ps(sums, hsum8(a));
-                for (std::size_t t = 0; t < 4; ++t) {
-                    cos[(i + t) * lpad + j] = sums[t];
-                    if (j + 1 < lp) cos[(i + t) * lpad + j + 1] = sums[4 + t];
-                }
-            }
+        if (ps.rows_int8) {
+            cosines_avx2<std::int8_t>(qp.data(), lq4, dim, ps.rows_int8, ps.scales, lp, lpad,
+                                      cos.data());
+        } else {
+            cosines_avx2<std::uint16_t>(qp.data(), lq4, dim, ps.rows, nullptr, lp, lpad,
+                                        cos.data());
         }
         for (std::size_t i = 0; i < lq; ++i) {
             std::fill(cos.begin() + static_cast<std::ptrdiff_t>(i * lpad + lp),

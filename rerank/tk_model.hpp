@@ -97,11 +97,16 @@ struct TkTermVectors {
     }
 };
 
-/// One passage of TK's passage cache (rerank/tk_cache.hpp): `length` rows of embedding_dim IEEE
-/// fp16 values, row j = p̂_j / (‖p̂_j‖ + 1e-13) (the passage side of the cosine match).
+/// One passage of TK's passage cache (rerank/tk_cache.hpp): `length` rows of embedding_dim
+/// values, row j = p̂_j / (‖p̂_j‖ + 1e-13) (the passage side of the cosine match), either IEEE
+/// fp16 (`rows`) or int8 with one float scale per row (`rows_int8`, `scales`: value =
+/// scales[j] · rows_int8[j·D + d]); exactly one of `rows` / `rows_int8` is set (both null when
+/// length is 0 is fine).
 struct TkCachedPassage {
     const std::uint16_t* rows = nullptr;
     std::uint32_t length = 0;
+    const std::int8_t* rows_int8 = nullptr;
+    const float* scales = nullptr;
 };
 
 class TkModel;

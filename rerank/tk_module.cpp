@@ -1,5 +1,7 @@
 #include "rerank/detail/tk_module.hpp"
 
+#include "rerank/detail/bert_attention.hpp"
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -52,6 +54,39 @@ TkEncoderLayerImpl::TkEncoderLayerImpl(std::int64_t dim, std::int64_t heads,
 }
 
 torch::Tensor TkEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& key_mask) {
+    if (reference_kernels || x.scalar_type() != torch::kFloat32) {
+        return forward_reference(x, key_mask);
+    }
+    const auto b = x.size(0);
+    const auto l = x.size(1);
+    // Additive key mask: 0 for real tokens, the lowest float for padding (which the kernel
+    // skips when it trails; elsewhere exp() of it is exactly 0, as masked_fill's).
+    auto mask_add = (1.0 - key_mask.to(torch::kFloat32))
+                        .mul_(std::numeric_limits<float>::lowest())
+                        .view({b, 1, 1, l});
+    if (!torch::GradMode::is_enabled()) {  // inference (InferenceMode or NoGradGuard)
+        auto qkv = dense_linear(x, in_proj_weight, in_proj_bias);  // [B, L, 3P]
+        auto ctx = fused_self_attention(qkv, mask_add, m_heads, m_head_dim);
+        auto a = dense_linear(ctx, out_proj_weight, out_proj_bias);
+        a.add_(x);
+        auto h = norm1(a);
+        auto mid = dense_linear(h, linear1->weight, linear1->bias);
+        mid.relu_();
+        auto o = dense_linear(mid, linear2->weight, linear2->bias);
+        o.add_(h);
+        return norm2(o);
+    }
+    // Training: the same kernels with their backward passes (autograd functions).
+    auto qkv = dense_linear_autograd(x, in_proj_weight, in_proj_bias);
+    auto ctx = fused_self_attention_autograd(qkv, mask_add, m_heads, m_head_dim);
+    auto a = dense_linear_autograd(ctx, out_proj_weight, out_proj_bias);
+    auto h = norm1(x + a);
+    auto mid = torch::relu(dense_linear_autograd(h, linear1->weight, linear1->bias));
+    return norm2(h + dense_linear_autograd(mid, linear2->weight, linear2->bias));
+}
+
+torch::Tensor TkEncoderLayerImpl::forward_reference(const torch::Tensor& x,
+                                                    const torch::Tensor& key_mask) {
     const auto b = x.size(0);
     const auto l = x.size(1);
     const auto p = m_heads * m_head_dim;
@@ -109,6 +144,10 @@ TkModuleImpl::TkModuleImpl(const TkConfig& config, std::int64_t vocab_size) : m_
     m_pos_query = positional_features(d, 0, m_config.max_query_length);
     m_pos_passage = positional_features(d, m_config.passage_position_offset,
                                         m_config.max_passage_length);
+}
+
+void TkModuleImpl::set_reference_kernels(bool on) {
+    for (auto& layer : layers) layer->reference_kernels = on;
 }
 
 torch::Tensor TkModuleImpl::positional_features(std::int64_t dim, std::int64_t first,

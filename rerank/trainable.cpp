@@ -113,9 +113,43 @@ public:
         // Each query is contextualised once and paired with its 1 + n passages.
         auto q_hat = m_module->contextualize(q_ids, q_mask, false).repeat_interleave(g, 0);
         auto q_mask_r = q_mask.repeat_interleave(g, 0);
-        auto p_hat = m_module->contextualize(p_ids, p_mask, true);
+        auto p_hat = contextualize_by_length(passages, p_ids.size(1));
         auto scores = m_module->score_representations(q_hat, q_mask_r, p_hat, p_mask);
         return scores.view({static_cast<std::int64_t>(batch.size()), g});
+    }
+
+    /// p̂ [N, L, D] of `seqs` as one padded batch gives it (L = the longest, rows of padding
+    /// zero), computed in length-sorted groups of kGroup, each padded only to its own longest:
+    /// a passage's rows do not depend on the others in its batch, so this only saves the
+    /// padding's share of the projections (ordinary autograd ops: pad, cat, index_select).
+    torch::Tensor contextualize_by_length(const std::vector<std::vector<std::int64_t>>& seqs,
+                                          std::int64_t l) {
+        constexpr std::size_t kGroup = 16;
+        const std::size_t n = seqs.size();
+        if (n <= kGroup) {
+            auto [ids, mask] = pack_tk(seqs);
+            return m_module->contextualize(ids, mask, true);
+        }
+        std::vector<std::int64_t> order(n);
+        for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::int64_t>(i);
+        std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+            return seqs[static_cast<std::size_t>(a)].size() <
+                   seqs[static_cast<std::size_t>(b)].size();
+        });
+        std::vector<torch::Tensor> parts;
+        for (std::size_t begin = 0; begin < n; begin += kGroup) {
+            std::vector<std::span<const std::int64_t>> group;
+            for (std::size_t i = begin; i < std::min(n, begin + kGroup); ++i) {
+                group.emplace_back(seqs[static_cast<std::size_t>(order[i])]);
+            }
+            auto [ids, mask] = pack_token_ids(group);
+            auto h = m_module->contextualize(ids, mask, true);  // [G, Lg, D]
+            parts.push_back(torch::constant_pad_nd(h, {0, 0, 0, l - h.size(1)}));
+        }
+        std::vector<std::int64_t> inverse(n);
+        for (std::size_t i = 0; i < n; ++i) inverse[static_cast<std::size_t>(order[i])] =
+                                               static_cast<std::int64_t>(i);
+        return torch::cat(parts, 0).index_select(0, torch::tensor(inverse, torch::kInt64));
     }
 
     std::vector<ParamGroup> parameter_groups() override {

@@ -39,7 +39,16 @@ public:
     TkEncoderLayerImpl(std::int64_t dim, std::int64_t heads, std::int64_t head_dim,
                        std::int64_t ff_dim);
     /// x: [B, L, D] float; key_mask: [B, L] bool (true = real token). Returns [B, L, D].
+    /// Runs BERT's kernels (detail/bert_attention.hpp): the projections and feed-forward
+    /// through oneDNN's sgemm, attention per (sequence, head) without a [B, H, L, L] tensor;
+    /// with grad mode on, the same kernels as autograd functions with their own backward
+    /// passes. reference_kernels = true: forward_reference() instead.
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& key_mask);
+    /// The same layer through ATen's generic ops (linear, batched matmul, masked_fill, softmax):
+    /// the pre-kernel path, kept as the reference for tests and benchmarks.
+    torch::Tensor forward_reference(const torch::Tensor& x, const torch::Tensor& key_mask);
+
+    bool reference_kernels = false;  ///< not saved; see TkModuleImpl::set_reference_kernels
 
     torch::Tensor in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias;
     torch::nn::Linear linear1{nullptr}, linear2{nullptr};
@@ -74,6 +83,11 @@ public:
     /// add_positional_features layout: sin for all timescales, then cos; odd D: zero column).
     static torch::Tensor positional_features(std::int64_t dim, std::int64_t first,
                                              std::int64_t length);
+
+    /// true: every layer runs forward_reference() (ATen's generic ops, the pre-kernel path;
+    /// for equivalence tests and before/after benchmarks). Default false. Not thread-safe
+    /// against concurrent forward calls.
+    void set_reference_kernels(bool on);
 
     /// Re-initialises all weights deterministically from `seed` (see TkModel::create).
     void reset_parameters(std::uint64_t seed);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugin/text_io.hpp"
+#include "rerank/tk_cache.hpp"
 #include "rerank/tk_model.hpp"
 #include "tests/rerank/fixtures.hpp"
 #include "tests/support/cli.hpp"
@@ -203,6 +204,35 @@ TEST(CliTk, CacheThenRerankUsesIt) {
     };
     EXPECT_EQ(docids(runs[0]), docids(runs[1]));
     EXPECT_EQ(docids(runs[2]), docids(runs[1]));
+    // An int8 cache (--precision int8): the same ranking; an unknown precision is refused.
+    const auto int8_file = t.path / "int8.plumbtkc";
+    ASSERT_EQ(run("tk-cache --model " + model.string() + " --corpus " +
+                      (t.path / "corpus.tsv").string() + " --quiet --threads 1 --precision int8" +
+                      " --output " + int8_file.string(),
+                  t.path / "int8.log"),
+              0)
+        << plumb::read_file(t.path / "int8.log");
+    EXPECT_NE(plumb::read_file(t.path / "int8.log").find("(int8)"), std::string::npos)
+        << plumb::read_file(t.path / "int8.log");
+    EXPECT_EQ(TkPassageCache::open(int8_file)->precision(), TkCachePrecision::Int8);
+    {
+        const auto out = t.path / "int8.run";
+        ASSERT_EQ(run("rerank --corpus " + (t.path / "corpus.tsv").string() + " --topics " +
+                          (t.path / "topics.tsv").string() + " --run " +
+                          (t.path / "in.run").string() + " --model " + model.string() +
+                          " --type tk --depth 3 --quiet --output " + out.string() +
+                          " --tk-cache " + int8_file.string(),
+                      t.path / "rerank.log"),
+                  0)
+            << plumb::read_file(t.path / "rerank.log");
+        EXPECT_EQ(docids(plumb::read_file(out)), docids(runs[1]));
+    }
+    EXPECT_NE(run("tk-cache --model " + model.string() + " --corpus " +
+                      (t.path / "corpus.tsv").string() + " --quiet --precision int4 --output " +
+                      (t.path / "int4.plumbtkc").string(),
+                  t.path / "int4.log"),
+              0);
+    EXPECT_FALSE(fs::exists(t.path / "int4.plumbtkc"));
     // Not a cache: an error naming the file.
     write_text(t.path / "junk.plumbtkc", std::string(200, 'x'));
     EXPECT_NE(run("rerank --corpus " + (t.path / "corpus.tsv").string() + " --topics " +

@@ -1,10 +1,13 @@
 // TK passage cache: cached scores against the uncached Torch path (both kernel code paths, both
 // TK variants, every kind of passage), a hand-computed score from a cache with known vectors
 // (proving the stage reads the cache), fallbacks (missing docid, changed text), the automatic
-// location, refusal of another model's cache, corrupt/truncated files, resumable building.
+// location, refusal of another model's cache, corrupt/truncated files, resumable building; int8
+// caches (format version 2): quantisation by hand and against the model's vectors, exactness on
+// representable vectors, resuming, corrupt files.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -327,8 +330,11 @@ TEST(TkCache, CorruptFilesAreErrorsNamingTheFile) {
     magic[0] = 'X';
     expect_error(magic, "not a TK passage cache");
     auto version = good;
-    version[8] = 2;
-    expect_error(version, "version 2");
+    version[8] = 3;  // version 2 exists since int8 caches (TkCachePrecision::Int8)
+    expect_error(version, "version 3");
+    auto type = good;  // int8 values need version 2
+    type[12] = 2;
+    expect_error(type, "unknown value type 2 for version 1");
     auto entry = good;  // first entry's first row far outside
     entry[128 + 16 + 7] = 0x7f;
     expect_error(entry, "outside");
@@ -415,4 +421,190 @@ TEST(TkCache, DuplicateDocidsAreAnError) {
     auto msg = error_of([&] { build_tk_cache(m, col.stream(), 0, tmp / "dup.plumbtkc"); });
     EXPECT_NE(msg.find("'x' occurs twice"), std::string::npos) << msg;
     EXPECT_FALSE(fs::exists(tmp / "dup.plumbtkc"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// int8 caches (format version 2): one f32 scale per vector.
+
+TEST(TkCacheInt8, QuantisationByHand) {
+    // Row 1: max |x| = 2.54 -> scale 2.54 / 127 = 0.02; 2.54, -1.0, 0.3, 0 -> 127, -50, 15, 0.
+    // Row 2: all zero -> scale 0, values 0. Row 3: -0.5 is the largest magnitude -> -127.
+    const std::vector<float> rows{2.54f, -1.0f, 0.3f, 0.0f, 0, 0, 0, 0, 0.25f, -0.5f, 0.1f, 0.0f};
+    std::vector<std::int8_t> q(12);
+    std::vector<float> scales(3);
+    tk_quantize_rows(rows, 4, q.data(), scales.data());
+    EXPECT_FLOAT_EQ(scales[0], 0.02f);
+    EXPECT_EQ(scales[1], 0.0f);
+    EXPECT_FLOAT_EQ(scales[2], 0.5f / 127);
+    const std::vector<std::int8_t> want{127, -50, 15, 0, 0, 0, 0, 0, 64, -127, 25, 0};
+    EXPECT_EQ(q, want);  // 0.25 / (0.5/127) = 63.5 exactly in float -> 64 (to even)
+}
+
+TEST(TkCacheInt8, RowsAreTheQuantisedVectorsAtHalfTheSize) {
+    // Every stored row against the model's own contextualised vectors (the Torch path),
+    // normalised as the cosine match does: scale = max |x| / 127 and |scale · q - x| <= scale / 2
+    // (rounding to the nearest level). The scores are printed, not bounded: int8 does not keep
+    // the 1e-3 tolerance (TK's log of kernel sums amplifies cosine errors; see rerank/README.md).
+    TempDir tmp("tk_cache");
+    const auto col = collection();
+    for (bool mean_kernel : {false, true}) {
+        auto model = std::make_shared<const TkModel>(random_model(5, mean_kernel));
+        const auto f16 = tmp / "f16.plumbtkc", i8 = tmp / "i8.plumbtkc";
+        TkCacheBuildOptions o;
+        o.batch_size = 4;
+        o.chunk = 10;
+        build_tk_cache(*model, col.stream(), 0, f16, o);
+        o.precision = TkCachePrecision::Int8;
+        auto r = build_tk_cache(*model, col.stream(), col.ids.size(), i8, o);
+        EXPECT_TRUE(r.complete);
+        auto a = TkPassageCache::open(f16);
+        auto b = TkPassageCache::open(i8);
+        EXPECT_EQ(a->precision(), TkCachePrecision::Fp16);
+        EXPECT_EQ(a->version(), 1u);  // fp16 files keep version 1
+        EXPECT_EQ(b->precision(), TkCachePrecision::Int8);
+        EXPECT_EQ(b->version(), 2u);
+        EXPECT_EQ(b->rows(), a->rows());
+        // D + 4 bytes a row instead of 2D (D = 10: 14 vs 20), up to two 64-byte alignments.
+        const auto header_etc = a->file_size() - a->rows() * 20;
+        EXPECT_LE(b->file_size(), header_etc + b->rows() * 14 + 64);
+        EXPECT_GE(b->file_size(), header_etc + b->rows() * 14);
+
+        const std::size_t dim = 10;
+        std::vector<std::string_view> texts(col.texts.begin(), col.texts.end());
+        auto vecs = model->passage_vectors(texts);
+        std::size_t checked = 0;
+        for (std::size_t p = 0; p < col.ids.size(); ++p) {
+            const auto e = b->find(col.ids[p]);
+            ASSERT_TRUE(e.has_value());
+            ASSERT_EQ(e->passage.length, vecs[p].terms.size()) << col.ids[p];
+            EXPECT_EQ(e->passage.rows, nullptr);
+            for (std::size_t j = 0; j < e->passage.length; ++j) {
+                std::vector<double> x(dim);
+                double norm = 0, top = 0;
+                for (std::size_t d = 0; d < dim; ++d) norm += std::pow(vecs[p].row(j)[d], 2.0);
+                for (std::size_t d = 0; d < dim; ++d) {
+                    x[d] = vecs[p].row(j)[d] / (std::sqrt(norm) + 1e-13);
+                    top = std::max(top, std::abs(x[d]));
+                }
+                const double scale = e->passage.scales[j];
+                EXPECT_NEAR(scale, top / 127, 1e-6 * top) << col.ids[p] << " row " << j;
+                for (std::size_t d = 0; d < dim; ++d) {
+                    const double v = scale * e->passage.rows_int8[j * dim + d];
+                    EXPECT_LE(std::abs(v - x[d]), scale / 2 + 1e-6) << col.ids[p] << " " << j;
+                    ++checked;
+                }
+            }
+        }
+        EXPECT_EQ(checked, b->rows() * dim);
+
+        // Both kernel code paths read int8 rows alike; the difference to the uncached path is
+        // printed for the record.
+        auto cands = candidates(col);
+        auto s_plain = make_tk_stage(model, TkStageOptions{100, 8, 0, "tk", "none"});
+        auto s_int8 = make_tk_stage(model, TkStageOptions{100, 8, 0, "tk", i8.string()});
+        double worst = 0;
+        for (const std::string q : {"w3 w4 w30 w7", "w1", "w2 w2 w9 w11 w12 w13 w14 w15 w16 w17"}) {
+            plumb::Query query{"q", q};
+            auto ref = s_plain->score(query, cands);
+            detail::tk_cache_kernels_set_vectorised(true);
+            auto vec = s_int8->score(query, cands);
+            detail::tk_cache_kernels_set_vectorised(false);
+            auto scalar = s_int8->score(query, cands);
+            detail::tk_cache_kernels_set_vectorised(true);
+            for (std::size_t i = 0; i < ref.size(); ++i) {
+                EXPECT_NEAR(vec[i], scalar[i], 1e-4 * (1 + std::abs(scalar[i]))) << q << " " << i;
+                worst = std::max(worst, static_cast<double>(std::abs(vec[i] - ref[i])));
+            }
+        }
+        std::printf("int8 cache, D = 10, mean_kernel %d: largest |int8 - uncached| %.2e\n",
+                    mean_kernel, worst);
+    }
+}
+
+TEST(TkCacheInt8, ExactlyRepresentableVectorsGiveTheUncachedScores) {
+    // The hand model (α = 1: p̂ = the embeddings a = (1,0), b = (0,1), c = (-1,0), d = (2,0)):
+    // normalised rows are ±1 / 0, stored exactly (scale 1/127, q = ±127), so the int8 cache must
+    // reproduce the uncached scores.
+    TempDir tmp("tk_cache");
+    std::vector<float> w(11, 0.0f);
+    w[0] = 1.0f;
+    w[5] = 0.5f;
+    w[10] = -0.3f;
+    const auto dir = hand_model(tmp / "model", w);
+    auto model = std::make_shared<const TkModel>(TkModel::load(dir));
+    Collection col;
+    col.ids = {"p1", "p2", "p3"};
+    col.texts = {"a c d", "b", "d d b a c"};
+    TkCacheBuildOptions o;
+    o.precision = TkCachePrecision::Int8;
+    const auto file = tmp / "hand.plumbtkc";
+    build_tk_cache(*model, col.stream(), 0, file, o);
+    auto cands = candidates(col);
+    for (const std::string q : {"a b", "c", "d a"}) {
+        auto ref = make_tk_stage(model, TkStageOptions{10, 4, 0, "tk", "none"})
+                       ->score(plumb::Query{"q", q}, cands);
+        auto got = make_tk_stage(model, TkStageOptions{10, 4, 0, "tk", file.string()})
+                       ->score(plumb::Query{"q", q}, cands);
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+            EXPECT_NEAR(got[i], ref[i], 1e-5 * (1 + std::abs(ref[i]))) << q << " " << i;
+        }
+    }
+}
+
+TEST(TkCacheInt8, ResumesAndRefusesAnotherPrecision) {
+    TempDir tmp("tk_cache");
+    const auto col = collection();
+    auto m = random_model(5);
+    TkCacheBuildOptions o;
+    o.chunk = 8;
+    o.precision = TkCachePrecision::Int8;
+    const auto whole = tmp / "whole.plumbtkc";
+    build_tk_cache(m, col.stream(), 0, whole, o);
+    const auto file = tmp / "resumed.plumbtkc";
+    plumb::CancelToken cancel;
+    auto r1 = build_tk_cache(m, col.stream(), 0, file, o,
+                             [&](std::uint64_t done, std::uint64_t) {
+                                 if (done >= 16) cancel.request();
+                             },
+                             &cancel);
+    EXPECT_FALSE(r1.complete);
+    // An fp16 run cannot continue an int8 partial state (nor the other way round).
+    TkCacheBuildOptions f16 = o;
+    f16.precision = TkCachePrecision::Fp16;
+    auto msg = error_of([&] { build_tk_cache(m, col.stream(), 0, file, f16); });
+    EXPECT_NE(msg.find("another precision (int8; this run: fp16)"), std::string::npos) << msg;
+    auto r2 = build_tk_cache(m, col.stream(), 0, file, o);
+    EXPECT_TRUE(r2.complete);
+    EXPECT_EQ(r2.resumed, 16u);
+    EXPECT_EQ(read_bytes(file), read_bytes(whole));
+    // fp16 rows cannot be appended to an int8 writer.
+    TkCacheWriter w(tmp / "x.plumbtkc", 4, 7, TkCachePrecision::Int8);
+    std::vector<std::uint16_t> row(4, 0x3C00);
+    EXPECT_THROW(w.append("a", 1, row), plumb::InvalidArgument);
+}
+
+TEST(TkCacheInt8, CorruptFilesAreErrorsNamingTheFile) {
+    TempDir tmp("tk_cache");
+    const auto col = collection();
+    auto m = random_model(5);
+    const auto file = tmp / "c.plumbtkc";
+    TkCacheBuildOptions o;
+    o.precision = TkCachePrecision::Int8;
+    build_tk_cache(m, col.stream(), 0, file, o);
+    const auto good = read_bytes(file);
+    auto expect_error = [&](const std::string& bytes, const std::string& what) {
+        const auto bad = tmp / "bad.plumbtkc";
+        write_bytes(bad, bytes);
+        auto msg = error_of([&] { TkPassageCache::open(bad); });
+        EXPECT_NE(msg.find(bad.string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find(what), std::string::npos) << msg;
+    };
+    expect_error(good.substr(0, good.size() - 1), "truncated");
+    expect_error(good + "x", "trailing");
+    auto scales = good;  // scale offset past the vectors
+    scales[88 + 6] = 0x10;
+    expect_error(scales, "inconsistent layout");
+    auto version = good;  // int8 values in a version-1 file
+    version[8] = 1;
+    expect_error(version, "unknown value type 2 for version 1");
 }

@@ -8,8 +8,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -636,4 +639,59 @@ TEST(Trainable, EmptyTextsGiveFiniteScoresAndGradients) {
     auto dot =
         rd::load_trainable(tiny_bert_folder(tmp.path / "d", 0), dot_options("mean", "cosine"));
     check(*dot, "dot");
+}
+
+TEST(TrainableTk, BatchesOfManyPassagesGroupedByLengthEqualOnePaddedBatch) {
+    // 9 examples x (1 + 2) = 27 passages of 1..12 words: score_batch contextualises them in
+    // length-sorted groups of 16; scores and every gradient must equal one padded batch.
+    auto model = tiny_tk();
+    auto t = rd::make_trainable_tk(model);
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<std::size_t> word(0, kWords.size() - 1), len(1, 14);
+    auto text = [&](std::size_t n) {
+        std::string s;
+        for (std::size_t i = 0; i < n; ++i) s += (i ? " " : "") + kWords[word(rng)];
+        return s;
+    };
+    std::vector<TrainingExample> batch(9);
+    for (auto& e : batch) {
+        e.query = text(3);
+        e.positive = text(len(rng));
+        e.negatives = {text(len(rng)), text(len(rng))};
+    }
+    auto mod = rd::TkModelAccess::module(*model);
+    auto grads = [&] {
+        std::map<std::string, torch::Tensor> g;
+        for (const auto& kv : mod->named_parameters(true)) {
+            if (kv.value().grad().defined()) {
+                g[kv.key()] = kv.value().grad().clone();
+                kv.value().grad().zero_();
+            }
+        }
+        return g;
+    };
+    mod->zero_grad();
+    auto s = t->score_batch(batch);  // [9, 3]
+    (s * torch::linspace(-1.0, 1.0, 27).view({9, 3})).sum().backward();
+    auto g_grouped = grads();
+    // The same scores from one padded batch through the module.
+    const auto& c = model->config();
+    std::vector<std::vector<std::int64_t>> qs, ps;
+    for (const auto& e : batch) {
+        for (const std::string* p : {&e.positive, &e.negatives[0], &e.negatives[1]}) {
+            qs.push_back(model->tokenizer().encode(e.query, std::size_t(c.max_query_length)));
+            ps.push_back(model->tokenizer().encode(*p, std::size_t(c.max_passage_length)));
+        }
+    }
+    std::vector<std::span<const std::int64_t>> qv(qs.begin(), qs.end()), pv(ps.begin(), ps.end());
+    auto [q_ids, q_mask] = rd::pack_token_ids(qv);
+    auto [p_ids, p_mask] = rd::pack_token_ids(pv);
+    auto ref = mod->forward(q_ids, q_mask, p_ids, p_mask).view({9, 3});
+    (ref * torch::linspace(-1.0, 1.0, 27).view({9, 3})).sum().backward();
+    auto g_ref = grads();
+    EXPECT_TRUE(torch::allclose(s.detach(), ref.detach(), 1e-5, 1e-5));
+    ASSERT_EQ(g_grouped.size(), g_ref.size());
+    for (const auto& [name, gr] : g_ref) {
+        EXPECT_TRUE(torch::allclose(g_grouped.at(name), gr, 1e-4, 1e-6)) << name;
+    }
 }
