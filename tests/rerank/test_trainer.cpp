@@ -584,6 +584,53 @@ TEST(Trainer, ContrastiveAndIbbrOnTinyBertDot) {
     EXPECT_NO_THROW(BiEncoder::from_folder(ri.best_model));
 }
 
+TEST(Trainer, IbbrLossIsTheContrastiveLossPlusLambdaTimesTheFairnessTerm) {
+    // The first logged step of IBBR (fixed λ) and of the contrastive objective see the same
+    // initial model, batch and dropout masks (same seed; the fairness term draws no random
+    // numbers), so L_ibbr = L_rank + λ·L_fair with L_rank the contrastive run's loss: checks that
+    // the term enters with a + sign and with λ as given (not learned, not rescaled), for PD and
+    // TS, and that the term is active (> 0) on batches mixing male and female positives.
+    TempDir t;
+    auto init = copy_reference_model("tiny_bert_base", t.path);
+    write_text(t.path / "gender.txt", plumb::test::kTinyGenderWords);
+    write_text(t.path / "triples.tsv",
+               plumb::test::triples_tsv(plumb::test::kTinyBertGenderedTriples, 32));
+    auto first_step = [&](const TrainOptions& o) {
+        auto st = stream_of(t.path / "triples.tsv", 5);
+        train(o, st);
+        for (const auto& l : read_log(o.output))
+            if (l.contains("loss") && l["step"] == 1) return l;
+        ADD_FAILURE() << "no step-1 line in " << o.output;
+        return json();
+    };
+    auto o = tiny_bert_options(ModelKind::Dot, Objective::Contrastive, init, t.path / "c");
+    o.query_max_length = 16;
+    o.passage_max_length = 24;
+    o.batch_size = 8;  // both gender groups among the first batch's positives
+    o.max_steps = 1;
+    o.log_every = 1;
+    const double rank = first_step(o)["loss"].get<double>();
+    ASSERT_GT(rank, 0.0);
+    for (const char* term : {"pd", "ts"}) {
+        for (double lambda : {0.5, 4.0}) {
+            SCOPED_TRACE(std::string(term) + " lambda " + std::to_string(lambda));
+            auto oi = o;
+            oi.objective = Objective::Ibbr;
+            oi.fairness = term;
+            oi.gender_words = t.path / "gender.txt";
+            oi.lambda = lambda;
+            oi.output = t.path / (std::string(term) + std::to_string(lambda));
+            const auto l = first_step(oi);
+            const double fair = l["fairness"].get<double>();
+            EXPECT_GT(fair, 0.0);
+            EXPECT_EQ(l["lambda"].get<double>(), lambda);
+            // float32 sums: a relative tolerance (the PD term of this model is in the hundreds)
+            const double loss = l["loss"].get<double>();
+            EXPECT_NEAR(loss, rank + lambda * fair, 1e-5 * (1.0 + loss));
+        }
+    }
+}
+
 TEST(Trainer, RejectsInconsistentOptions) {
     TempDir t;
     auto init = tiny_tk(t.path);
