@@ -454,6 +454,7 @@ int main(int argc, char** argv) {
                    "write the CAT pairs' token ids (for bench/bench_pipeline_pytorch.py)");
     app.add_option("--seed", seed, "MiniLM initialisation seed")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible through a pipe (tee)
 
     try {
         const auto hosts = parse_list(host_list);
