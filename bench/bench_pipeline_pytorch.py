@@ -22,6 +22,7 @@ import time
 import torch
 import torch.nn as nn
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_rerank_pytorch import CONFIGS, VOCAB, HfCrossEncoder, batches  # noqa: E402
 
