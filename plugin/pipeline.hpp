@@ -72,7 +72,10 @@ struct BatchOptions {
     const CancelToken* cancel = nullptr;  ///< checked between queries (Error "cancelled")
     /// Queries handed to the stages together (cross-query batching: a cross-encoder fills its
     /// batches across the group's lists). 1 keeps results bit-identical to search(); larger
-    /// groups may change scores in their last bits (batch padding) for neural stages.
+    /// groups may change scores in their last bits (batch padding) for neural stages, and by
+    /// more for an int8 cross-encoder, whose activations are quantised with one scale per
+    /// forward batch: a pair's score then depends on the other pairs of its batch (measured
+    /// by bench/bench_pipeline: up to 2.7e-3 on a random MiniLM, enough to swap near-ties).
     std::size_t group = 1;
 };
 

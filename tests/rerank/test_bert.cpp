@@ -1,6 +1,7 @@
 // BERT / DistilBERT encoder against reference outputs computed independently in numpy
 // (tests/rerank/reference/bert_reference.py), checkpoint round trips and bad checkpoints.
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -213,6 +214,28 @@ TEST(BertInference, IndependentOfBatchSizeAndThreads) {
     }
     expect_near(one, all, 1e-5, "1 thread");
     expect_near(two, all, 1e-5, "2 threads");
+}
+
+TEST(TorchThreads, ScopeLimitsAndRestoresOpenBlasThreads) {
+    // ATen's GEMMs run on OpenBLAS's own threads: a scope's count applies to them too (the TK
+    // stage's 1-thread query side otherwise spun OpenBLAS's threads; bench/README.md).
+    auto get = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (!get) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+    const int before = get();
+    {
+        TorchThreadsScope one(1);
+        EXPECT_EQ(get(), 1);
+        {
+            TorchThreadsScope two(2);
+            EXPECT_EQ(get(), 2);
+            TorchThreadsScope same(2);  // nothing to change, nothing to restore
+            EXPECT_EQ(get(), 2);
+        }
+        EXPECT_EQ(get(), 1);
+        TorchThreadsScope none(0);  // 0 leaves everything alone
+        EXPECT_EQ(get(), 1);
+    }
+    EXPECT_EQ(get(), before);
 }
 
 TEST(BertInference, RejectsBadInput) {
