@@ -147,20 +147,33 @@ void Comm::allreduce_max(std::span<float> v) const {
           "MPI_Allreduce");
 }
 
-std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
+namespace {
+
+/// Gathers every rank's bytes at `root`, laid end to end in rank order; `counts` / `displs` get
+/// each rank's length and offset at the root (empty elsewhere).
+std::string gather_bytes(MPI_Comm comm, int rank, int size, const std::string& bytes, int root,
+                         std::vector<int>& counts, std::vector<int>& displs) {
     int mine = to_int(bytes.size(), "gather");
-    std::vector<int> counts(m_rank == root ? m_size : 0);
-    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
-    std::vector<int> displs;
+    counts.assign(rank == root ? size : 0, 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm), "MPI_Gather");
+    displs.clear();
     std::string all;
-    if (m_rank == root) {
+    if (rank == root) {
         displs = displacements(counts, "gather");
         all.resize(static_cast<std::size_t>(displs.back()) +
                    static_cast<std::size_t>(counts.back()));
     }
     check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
-                      MPI_BYTE, root, m_comm),
+                      MPI_BYTE, root, comm),
           "MPI_Gatherv");
+    return all;
+}
+
+}  // namespace
+
+std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
+    std::vector<int> counts, displs;
+    std::string all = gather_bytes(m_comm, m_rank, m_size, bytes, root, counts, displs);
     std::vector<std::string> out;
     if (m_rank == root) {
         out.reserve(static_cast<std::size_t>(m_size));
@@ -170,20 +183,8 @@ std::vector<std::string> Comm::gather(const std::string& bytes, int root) const 
 }
 
 std::string Comm::gather_concat(const std::string& bytes, int root) const {
-    int mine = to_int(bytes.size(), "gather");
-    std::vector<int> counts(m_rank == root ? m_size : 0);
-    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
-    std::vector<int> displs;
-    std::string all;
-    if (m_rank == root) {
-        displs = displacements(counts, "gather");
-        all.resize(static_cast<std::size_t>(displs.back()) +
-                   static_cast<std::size_t>(counts.back()));
-    }
-    check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
-                      MPI_BYTE, root, m_comm),
-          "MPI_Gatherv");
-    return all;
+    std::vector<int> counts, displs;
+    return gather_bytes(m_comm, m_rank, m_size, bytes, root, counts, displs);
 }
 
 std::vector<std::string> Comm::allgather(const std::string& bytes) const {
