@@ -120,7 +120,12 @@ void run_rerank(const RerankArgs& a) {
 #else
         true;
 #endif
-    constexpr std::size_t group = 8;  // queries per pass: a stage's batches span queries
+    // Queries per pass: a stage's batches span queries. An int8 cross-encoder quantises its
+    // activations with one scale per forward batch, so a pair's score would depend on the other
+    // queries of its pass; there each query goes through on its own (cross-query groups gave
+    // int8 no speed: bench/README.md, pipeline latency), and its run lines do not depend on
+    // which other queries the topics file holds.
+    const std::size_t group = a.quantize == "int8" ? 1 : 8;
     std::vector<plumb::Query> queries;
     std::optional<plumb::Pipeline> pipeline;
     std::string stage_name;

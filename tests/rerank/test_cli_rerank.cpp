@@ -147,6 +147,42 @@ TEST(CliRerank, QuantizeInt8AndBadValues) {
         const auto i = static_cast<std::size_t>(std::stoi(l.docid.substr(1)));
         EXPECT_NEAR(l.score, f.logits[i], 0.05) << l.qid << " " << l.docid;
     }
+    // A query's int8 lines do not depend on the other queries of the topics file (activations
+    // are quantised per forward pass, and each query has its own passes): re-ranked alone, every
+    // query gives the lines it has in the run of all queries, byte for byte.
+    const auto all_text = plumb::read_file(out);
+    std::istringstream topics(plumb::read_file(f.tmp.path / "topics.tsv"));
+    std::string topic;
+    std::size_t alone = 0;
+    while (std::getline(topics, topic)) {
+        const std::string qid = topic.substr(0, topic.find('\t'));
+        const auto one = f.tmp.path / ("topic-" + qid + ".tsv");
+        std::ofstream(one) << topic << "\n";
+        const auto one_run = f.tmp.path / ("bm25-" + qid + ".run");
+        {
+            std::istringstream bm25(plumb::read_file(f.tmp.path / "bm25.run"));
+            std::ofstream keep(one_run);
+            for (std::string l; std::getline(bm25, l);)
+                if (l.rfind(qid + " ", 0) == 0) keep << l << "\n";
+        }
+        const auto one_out = f.tmp.path / ("int8-" + qid + ".run");
+        const std::string solo = "rerank --corpus " + (f.tmp.path / "corpus.tsv").string() +
+                                 " --topics " + one.string() + " --run " + one_run.string() +
+                                 " --model " +
+                                 (kRef / "tiny_bert_cat1").string() + " --depth 3 --quiet";
+        ASSERT_EQ(run(solo + " --type cat --quantize int8 --output " + one_out.string(),
+                      f.tmp.path / "log"),
+                  0)
+            << plumb::read_file(f.tmp.path / "log");
+        std::istringstream all_lines(all_text);
+        std::string line, expected;
+        while (std::getline(all_lines, line))
+            if (line.rfind(qid + " ", 0) == 0) expected += line + "\n";
+        ASSERT_FALSE(expected.empty()) << qid;
+        EXPECT_EQ(plumb::read_file(one_out), expected) << qid;
+        ++alone;
+    }
+    EXPECT_EQ(alone, 4u);
     // Bad values: CLI11 rejects other names; a quantised type other than cat is an error.
     EXPECT_NE(run(common + " --type cat --quantize int4 --output " + out.string() + "2",
                   f.tmp.path / "log"),
