@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/xapian_query.hpp"
 #include "index/analysis.hpp"
 #include "index/bm25_searcher.hpp"
 #include "index/corpus.hpp"
@@ -221,19 +222,7 @@ struct XapianWorker {
     }
     Xapian::MSet search(const plumb::index::Analyzer& analyzer, const std::string& text,
                         std::size_t k) {
-        auto terms = analyzer.analyze(text);
-        // Bag of words: distinct terms in order of first occurrence, wqf = count.
-        std::vector<std::pair<std::string, unsigned>> bag;
-        for (auto& t : terms) {
-            auto it = std::find_if(bag.begin(), bag.end(), [&](auto& p) { return p.first == t; });
-            if (it == bag.end())
-                bag.emplace_back(std::move(t), 1);
-            else
-                ++it->second;
-        }
-        std::vector<Xapian::Query> sub;
-        for (auto& [t, c] : bag) sub.emplace_back(t, c);
-        enquire.set_query(Xapian::Query(Xapian::Query::OP_OR, sub.begin(), sub.end()));
+        enquire.set_query(plumb::bench::xapian_bag_query(analyzer, text));
         return enquire.get_mset(0, static_cast<Xapian::doccount>(k));
     }
     Xapian::Database db;

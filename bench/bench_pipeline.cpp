@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/xapian_query.hpp"
 #include "index/analysis.hpp"
 #include "index/corpus.hpp"
 #include "plugin/builtins/builtins.hpp"
@@ -169,18 +170,7 @@ struct XapianWorker {
     }
     /// Top-k docids of `text`.
     std::vector<std::string> search(const std::string& text, std::size_t k) {
-        auto terms = analyzer.analyze(text);
-        std::vector<std::pair<std::string, unsigned>> bag;  // distinct terms, wqf = count
-        for (auto& t : terms) {
-            auto it = std::find_if(bag.begin(), bag.end(), [&](auto& p) { return p.first == t; });
-            if (it == bag.end())
-                bag.emplace_back(std::move(t), 1);
-            else
-                ++it->second;
-        }
-        std::vector<Xapian::Query> sub;
-        for (auto& [t, c] : bag) sub.emplace_back(t, c);
-        enquire.set_query(Xapian::Query(Xapian::Query::OP_OR, sub.begin(), sub.end()));
+        enquire.set_query(plumb::bench::xapian_bag_query(analyzer, text));
         auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(k));
         std::vector<std::string> ids;
         ids.reserve(mset.size());

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/matmul_peak.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
@@ -41,19 +42,7 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-double measure_peak_gflops(int n, int reps) {
-    c10::InferenceMode guard;
-    auto a = torch::randn({n, n}), b = torch::randn({n, n});
-    auto c = torch::mm(a, b);  // warm-up
-    double best = 0;
-    for (int r = 0; r < reps; ++r) {
-        auto t = Clock::now();
-        c = torch::mm(a, b);
-        double s = seconds_since(t);
-        best = std::max(best, 2.0 * n * double(n) * n / s / 1e9);
-    }
-    return best;
-}
+using plumb::bench::measure_peak_gflops;
 
 struct ModelSize {
     std::string name;

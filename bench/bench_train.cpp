@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/matmul_peak.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
@@ -112,18 +113,7 @@ Result run(rd::Trainable& t, const std::map<std::string, double>& lrs,
     return r;
 }
 
-double measure_peak_gflops(std::int64_t n, int reps) {
-    c10::InferenceMode guard;
-    auto a = torch::randn({n, n}), b = torch::randn({n, n});
-    auto c = torch::mm(a, b);  // warm-up
-    double best = 0;
-    for (int r = 0; r < reps; ++r) {
-        auto t = Clock::now();
-        c = torch::mm(a, b);
-        best = std::max(best, 2.0 * double(n) * double(n) * double(n) / seconds_since(t) / 1e9);
-    }
-    return best;
-}
+using plumb::bench::measure_peak_gflops;
 
 /// Seconds per forward + backward of TK's contextualisation of the packed groups (median of
 /// `reps` after one warm-up), on the kernel or the reference path.
