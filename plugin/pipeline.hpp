@@ -72,10 +72,10 @@ struct BatchOptions {
     const CancelToken* cancel = nullptr;  ///< checked between queries (Error "cancelled")
     /// Queries handed to the stages together (cross-query batching: a cross-encoder fills its
     /// batches across the group's lists). 1 keeps results bit-identical to search(); larger
-    /// groups may change scores in their last bits (batch padding) for neural stages, and by
-    /// more for an int8 cross-encoder, whose activations are quantised with one scale per
-    /// forward batch: a pair's score then depends on the other pairs of its batch (measured
-    /// by bench/bench_pipeline: up to 2.7e-3 on a random MiniLM, enough to swap near-ties).
+    /// groups may change fp32 neural scores in their last bits (batch padding). An int8
+    /// cross-encoder quantises activations with one scale per forward batch, so it does not
+    /// batch across lists: its scores for a query are the same for every group size (test:
+    /// rerank/test_int8.cpp), and grouping brings it only the shared pass.
     std::size_t group = 1;
 };
 

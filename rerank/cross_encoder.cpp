@@ -103,13 +103,17 @@ void CrossEncoderStage::rerank(std::span<const Query> queries, std::span<RankedL
     }
     // Queries are processed in groups of about kGroupPairs pairs: large enough for
     // length-grouped batches across queries, small enough to bound the memory of encodings.
+    // int8 quantises each forward batch's activations with one scale (rerank/bert.hpp
+    // Precision), so an int8 model scores each query's list in its own batches: a query's
+    // scores then do not depend on the other queries handed over with it.
     constexpr std::size_t kGroupPairs = 4096;
+    const std::size_t group_pairs = m_model->precision() == Precision::Int8 ? 1 : kGroupPairs;
     std::size_t first = 0;
     while (first < lists.size()) {
         std::vector<Encoding> pairs;
         std::vector<std::size_t> counts;
         std::size_t last = first;
-        while (last < lists.size() && (pairs.empty() || pairs.size() < kGroupPairs)) {
+        while (last < lists.size() && (last == first || pairs.size() < group_pairs)) {
             const auto q = m_tokenizer->encode_ids(queries[last].text, m_options.max_length);
             const auto n = std::min(m_options.depth, lists[last].candidates.size());
             counts.push_back(n);

@@ -296,3 +296,47 @@ TEST(Int8Bert, TrainedCrossEncoderKeepsNdcg) {
     const float spread = *std::max_element(a.begin(), a.end()) - *std::min_element(a.begin(), a.end());
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 0.1 * spread) << i;
 }
+
+TEST(Int8Bert, QueryScoresDoNotDependOnTheOtherQueriesOfAGroup) {
+    // Pipeline::search_batch hands a stage several queries' lists at once (BatchOptions::group).
+    // An int8 forward batch quantises its activations with one scale, so pairs of one query
+    // batched with another query's pairs would get other scores than the query searched alone;
+    // the int8 stage therefore scores each list in its own batches: a query's scores are the
+    // same whatever queries share its group.
+    if (plumb::rerank::detail::int8_engine_name().empty()) GTEST_SKIP() << "no quantized engine";
+    CrossEncoderOptions qo;
+    qo.precision = Precision::Int8;
+    qo.batch_size = 16;
+    auto stage = CrossEncoderStage::from_folder(
+        plumb::test::kRerankReference / "tiny_bert_cat1", qo);
+    const auto& rows = plumb::test::kTinyBertTriples;
+    std::vector<plumb::Query> queries;
+    std::vector<plumb::RankedList> lists;
+    for (std::size_t q = 0; q < rows.size(); ++q) {
+        queries.push_back({"q" + std::to_string(q), std::string(rows[q][0])});
+        plumb::RankedList l;
+        l.qid = queries.back().id;
+        // Each query's own passages plus, for some queries, long repeated text: the group's
+        // activations then span a wider range than any single query's.
+        for (std::size_t o = 0; o < rows.size(); ++o) {
+            std::string text(rows[o][(q + o) % 2 + 1]);
+            if (q % 2 == 1) {
+                for (int rep = 0; rep < 4; ++rep) text += " " + std::string(rows[o][1]);
+            }
+            l.candidates.push_back({"d" + std::to_string(o), 0.0f, text, {}});
+        }
+        lists.push_back(std::move(l));
+    }
+    auto together = lists;
+    stage->rerank(queries, together);
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        std::vector<plumb::RankedList> alone{lists[q]};
+        stage->rerank(std::span<const plumb::Query>(&queries[q], 1), alone);
+        ASSERT_EQ(alone[0].candidates.size(), together[q].candidates.size());
+        for (std::size_t i = 0; i < alone[0].candidates.size(); ++i) {
+            EXPECT_EQ(alone[0].candidates[i].docid, together[q].candidates[i].docid) << q;
+            EXPECT_EQ(alone[0].candidates[i].score, together[q].candidates[i].score)
+                << "query " << q << " candidate " << i;
+        }
+    }
+}
