@@ -296,45 +296,6 @@ struct EncodeArgs {
     bool no_index = false, quiet = false;
 };
 
-/// The collection to encode: a stream of (id, text) and its size (0 when unknown).
-struct EncodeInput {
-    pr::DocumentStream docs;
-    std::uint64_t total = 0;
-};
-
-EncodeInput open_encode_input(const EncodeArgs& a) {
-    EncodeInput in;
-    if (!a.index.empty() && !a.corpus.empty()) {
-        throw plumb::ConfigError("give either --index or --corpus, not both");
-    }
-    if (!a.index.empty()) {
-        auto index = pi::PassageIndex::open(a.index);
-        in.total = index->size();
-        auto next = std::make_shared<std::uint32_t>(0);
-        in.docs = [index, next](plumb::DocId& id, std::string& text) {
-            if (*next >= index->size()) return false;
-            id = std::string(index->docid(*next));
-            text = index->text_at(*next);
-            ++*next;
-            return true;
-        };
-    } else if (!a.corpus.empty()) {
-        pi::CorpusReaderOptions ro;
-        ro.format = pi::detect_corpus_format(a.corpus);
-        auto reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
-        in.docs = [reader](plumb::DocId& id, std::string& text) {
-            pi::Document d;
-            if (!reader->next(d)) return false;
-            id = std::move(d.id);
-            text = pi::indexed_text(std::move(d));
-            return true;
-        };
-    } else {
-        throw plumb::ConfigError("a collection is needed: --index DIR or --corpus FILE");
-    }
-    return in;
-}
-
 std::shared_ptr<pr::BiEncoder> open_encoder(const EncodeArgs& a) {
     pr::BiEncoderOptions o;
     a.dot.apply(o);
@@ -362,13 +323,13 @@ void build_dense_index(const EncodeArgs& a) {
 void run_encode_mpi(const plumb::mpi::Comm& world, const EncodeArgs& a) {
     const bool rank0 = world.rank() == 0;
     std::shared_ptr<pr::BiEncoder> encoder;
-    EncodeInput in;
+    pr::CollectionStream in;
     std::optional<pr::VectorStoreWriter> writer;
     std::uint64_t resumed = 0;
     std::uint32_t complete = 0;
     world.collective([&] {
         encoder = open_encoder(a);
-        in = open_encode_input(a);
+        in = pr::open_collection_stream(a.index, a.corpus);
         if (!rank0) return;
         writer.emplace(a.output, encoder->store_meta(a.model));
         resumed = writer->count();
@@ -443,7 +404,7 @@ void run_encode(const EncodeArgs& a) {
     }
 #endif
     auto encoder = open_encoder(a);
-    auto in = open_encode_input(a);
+    auto in = pr::open_collection_stream(a.index, a.corpus);
     pr::VectorStoreWriter writer(a.output, encoder->store_meta(a.model));
     const auto resumed = writer.count();
     pr::EncodeCollectionOptions eo;

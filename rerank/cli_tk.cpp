@@ -140,42 +140,15 @@ struct CacheArgs {
 };
 
 void run_cache(const CacheArgs& a) {
-    namespace pi = plumb::index;
     if (!a.index.empty() && !a.corpus.empty()) {
         throw plumb::ConfigError("tk-cache: give either --index or --corpus, not both");
     }
-    TorchThreadsScope threads(a.threads);
-    auto model = TkModel::load(a.model);
-    DocumentStream docs;
-    std::uint64_t total = 0;
-    std::shared_ptr<const pi::PassageIndex> index;
-    std::shared_ptr<pi::CorpusReader> reader;
-    if (!a.index.empty()) {
-        index = pi::PassageIndex::open(a.index);
-        total = index->size();
-        auto next = std::make_shared<std::uint32_t>(0);
-        docs = [index, next](plumb::DocId& id, std::string& text) {
-            if (*next >= index->size()) return false;
-            id = std::string(index->docid(*next));
-            text = index->text_at(*next);
-            ++*next;
-            return true;
-        };
-    } else if (!a.corpus.empty()) {
-        pi::CorpusReaderOptions ro;
-        ro.format = a.format.empty() ? pi::detect_corpus_format(a.corpus)
-                                     : pi::parse_corpus_format(a.format);
-        reader = std::make_shared<pi::CorpusReader>(a.corpus, ro);
-        docs = [reader](plumb::DocId& id, std::string& text) {
-            pi::Document d;
-            if (!reader->next(d)) return false;
-            id = std::move(d.id);
-            text = pi::indexed_text(std::move(d));  // as a DocumentSource serves it: as indexed
-            return true;
-        };
-    } else {
+    if (a.index.empty() && a.corpus.empty()) {
         throw plumb::ConfigError("tk-cache: a collection is needed: --index DIR or --corpus FILE");
     }
+    TorchThreadsScope threads(a.threads);
+    auto model = TkModel::load(a.model);
+    auto [docs, total] = open_collection_stream(a.index, a.corpus, a.format);
     const std::filesystem::path output =
         a.output.empty() ? tk_cache_default_path(a.model, model.checksum())
                          : std::filesystem::path(a.output);

@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "plugin/error.hpp"
 #include "plugin/json.hpp"
 #include "plugin/text_io.hpp"
+#include "index/corpus.hpp"
+#include "index/passage_index.hpp"
 #include "rerank/detail/vector_store.hpp"
 
 namespace plumb::rerank {
@@ -287,6 +290,42 @@ bool encode_collection(VectorStoreWriter& writer, const DocumentStream& docs,
     }
     writer.finish();
     return true;
+}
+
+CollectionStream open_collection_stream(const std::filesystem::path& index,
+                                        const std::filesystem::path& corpus,
+                                        const std::string& format) {
+    namespace pi = plumb::index;
+    if (!index.empty() && !corpus.empty()) {
+        throw ConfigError("give either --index or --corpus, not both");
+    }
+    CollectionStream in;
+    if (!index.empty()) {
+        auto idx = pi::PassageIndex::open(index);
+        in.total = idx->size();
+        auto next = std::make_shared<std::uint32_t>(0);
+        in.docs = [idx, next](DocId& id, std::string& text) {
+            if (*next >= idx->size()) return false;
+            id = std::string(idx->docid(*next));
+            text = idx->text_at(*next);
+            ++*next;
+            return true;
+        };
+    } else if (!corpus.empty()) {
+        pi::CorpusReaderOptions ro;
+        ro.format = pi::resolve_corpus_format(format, corpus);
+        auto reader = std::make_shared<pi::CorpusReader>(corpus, ro);
+        in.docs = [reader](DocId& id, std::string& text) {
+            pi::Document d;
+            if (!reader->next(d)) return false;
+            id = std::move(d.id);
+            text = pi::indexed_text(std::move(d));  // as a DocumentSource serves it
+            return true;
+        };
+    } else {
+        throw ConfigError("a collection is needed: --index DIR or --corpus FILE");
+    }
+    return in;
 }
 
 }  // namespace plumb::rerank

@@ -79,6 +79,19 @@ struct VectorStore {
 
 /// Reads the next document of a collection: false at the end.
 using DocumentStream = std::function<bool(DocId& id, std::string& text)>;
+/// A collection to stream: its documents and their number (0 when unknown).
+struct CollectionStream {
+    DocumentStream docs;
+    std::uint64_t total = 0;
+};
+/// Streams the passages of a plumb index (`index` non-empty: docno order, stored text, total =
+/// its size) or of a corpus file (`corpus`: TSV / JSONL, `format` "" = detected from the file;
+/// text as indexed, i.e. as a DocumentSource serves it; total 0). ConfigError when both or
+/// neither are given; the index's / reader's own errors (naming the file) otherwise.
+CollectionStream open_collection_stream(const std::filesystem::path& index,
+                                        const std::filesystem::path& corpus,
+                                        const std::string& format = "");
+
 /// Encodes texts to a row-major [n x dim] matrix.
 using TextEncoder = std::function<std::vector<float>(std::span<const std::string_view>)>;
 

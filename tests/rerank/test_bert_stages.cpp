@@ -12,6 +12,7 @@
 
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "index/index_builder.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
@@ -381,4 +382,35 @@ TEST(Fusion, MinMaxInterpolationByHand) {
     ASSERT_EQ(runs.size(), 2u);
     EXPECT_EQ(runs[1].qid, "q2");
     EXPECT_THROW(fuse_runs({a}, {b}, "max"), plumb::InvalidArgument);
+}
+
+TEST(CollectionStream, IndexAndCorpusGiveTheSameDocumentsAndErrorsAreClear) {
+    TempDir tmp;
+    // CRLF line ends, a JSONL title joined to its text as indexed, an empty passage.
+    auto write = [](const fs::path& p, const std::string& text) {
+        std::ofstream(p, std::ios::binary) << text;
+    };
+    write(tmp.path / "c.tsv", "a1\tred apple\r\nb2\t\r\nc3\tgreen  pear\r\n");
+    write(tmp.path / "c.jsonl", "{\"_id\": \"a1\", \"title\": \"Fruit\", \"text\": \"red apple\"}\n");
+    auto drain = [](CollectionStream s) {
+        std::vector<std::pair<std::string, std::string>> out;
+        plumb::DocId id;
+        std::string text;
+        while (s.docs(id, text)) out.emplace_back(id, text);
+        return out;
+    };
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"a1", "red apple"}, {"b2", ""}, {"c3", "green  pear"}};
+    auto from_corpus = open_collection_stream({}, tmp.path / "c.tsv");
+    EXPECT_EQ(from_corpus.total, 0u);  // unknown before reading
+    EXPECT_EQ(drain(std::move(from_corpus)), expected);
+    plumb::index::build_index(tmp.path / "c.tsv", tmp.path / "idx");
+    auto from_index = open_collection_stream(tmp.path / "idx", {});
+    EXPECT_EQ(from_index.total, 3u);
+    EXPECT_EQ(drain(std::move(from_index)), expected);
+    EXPECT_EQ(drain(open_collection_stream({}, tmp.path / "c.jsonl")),
+              (std::vector<std::pair<std::string, std::string>>{{"a1", "Fruit red apple"}}));
+    EXPECT_THROW(open_collection_stream(tmp.path / "idx", tmp.path / "c.tsv"), plumb::ConfigError);
+    EXPECT_THROW(open_collection_stream({}, {}), plumb::ConfigError);
+    EXPECT_THROW(open_collection_stream({}, tmp.path / "c.tsv", "xml"), plumb::InvalidArgument);
 }
