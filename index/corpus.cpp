@@ -313,7 +313,8 @@ public:
         if (!m_file) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
         const auto size = fs::file_size(path, ec);
         if (ec) throw IoError(m_name + ": cannot read its size: " + ec.message());
-        m_buf.resize(1 << 20);
+        // (a small file, e.g. a test's, needs no 1 MiB buffer per reader)
+        m_buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(1 << 20, size + 1)));
         // The line end of the file, from its first line end (LineReader's rule).
         seek(0);
         bool gz_checked = false;

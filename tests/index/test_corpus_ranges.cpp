@@ -8,8 +8,10 @@
 // process) give shards that follow the byte ranges and runs byte-identical to one index.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,33 @@ TEST(CorpusRanges, EverySplitPointReadsEveryLineOnce) {
                     EXPECT_TRUE(read_range(file, format, size + 10, size + 20).empty());
                 }
             }
+        }
+    }
+}
+
+TEST(CorpusRanges, LinesAcrossTheReadBuffer) {
+    // 2.5 MiB of CRLF lines of 1 to 9,000 bytes: ranges begin and end at random points and
+    // around the reader's 1 MiB buffer boundaries, so lines straddle buffer refills.
+    Built b;
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<int> len(1, 9000);
+    for (int i = 0; b.bytes.size() < (5u << 19); ++i) {
+        b.starts.push_back(b.bytes.size());
+        b.ids.push_back("d" + std::to_string(i));
+        b.bytes += b.ids.back() + "\t" + std::string(static_cast<std::size_t>(len(rng)), 'a' + i % 26) +
+                   "\r\n";
+    }
+    const auto file = kScratch.file("big.tsv", b.bytes);
+    const std::uint64_t size = b.bytes.size();
+    std::vector<std::uint64_t> points = {0, 1, (1u << 20) - 1, 1u << 20, (1u << 20) + 1,
+                                         (2u << 20) - 3, 2u << 20, size - 1, size};
+    std::uniform_int_distribution<std::uint64_t> any(0, size);
+    for (int i = 0; i < 12; ++i) points.push_back(any(rng));
+    for (auto s : points) {
+        for (auto t : {s + (1u << 20), s + (1u << 20) + 2, s + 7000, size}) {
+            t = std::min(t, size);
+            SCOPED_TRACE("range " + std::to_string(s) + " " + std::to_string(t));
+            ASSERT_EQ(read_range(file, pi::CorpusFormat::Tsv, s, t), expected(b, s, t));
         }
     }
 }
