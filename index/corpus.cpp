@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -294,6 +295,244 @@ private:
     std::uint64_t m_line = 0;
 };
 
+/// The lines of a byte range of an uncompressed file (CorpusReaderOptions::first_byte): the
+/// lines that start in [begin, end), with LineReader's rules (line ends decided by the file's
+/// first one; a CR before LF removed; BOM removed on the file's first line; longest line,
+/// NUL bytes). Line numbers count from the range's first line; file_line() adds the lines
+/// before it, counted on the first call.
+class RangeLines {
+public:
+    RangeLines(const fs::path& path, std::uint64_t begin, std::uint64_t end)
+        : m_name(path.string()), m_max_line(LineReader::default_max_line_bytes()) {
+        std::error_code ec;
+        if (m_name == "-" || fs::is_directory(path, ec)) {
+            throw InvalidArgument(m_name + ": a byte range needs a corpus file (not standard "
+                                           "input or a folder)");
+        }
+        m_file = std::fopen(m_name.c_str(), "rb");
+        if (!m_file) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
+        const auto size = fs::file_size(path, ec);
+        if (ec) throw IoError(m_name + ": cannot read its size: " + ec.message());
+        // (a small file, e.g. a test's, needs no 1 MiB buffer per reader)
+        m_buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(1 << 20, size + 1)));
+        // The line end of the file, from its first line end (LineReader's rule).
+        seek(0);
+        bool gz_checked = false;
+        for (;;) {
+            if (m_pos >= m_end && !fill()) break;
+            if (!gz_checked && m_end - m_pos >= 2) {
+                gz_checked = true;
+                if (static_cast<unsigned char>(m_buf[0]) == 0x1f &&
+                    static_cast<unsigned char>(m_buf[1]) == 0x8b) {
+                    std::fclose(m_file);
+                    m_file = nullptr;
+                    throw InvalidArgument(m_name + ": a gzip-compressed corpus cannot be read "
+                                                   "by byte ranges");
+                }
+            }
+            const char* p = m_buf.data() + m_pos;
+            const char* hit = nullptr;
+            for (const char* q = p; q < m_buf.data() + m_end; ++q) {
+                if (*q == '\n' || *q == '\r') {
+                    hit = q;
+                    break;
+                }
+            }
+            if (!hit) {
+                m_pos = m_end;
+                continue;
+            }
+            if (*hit == '\r') {
+                m_pos = static_cast<std::size_t>(hit - m_buf.data()) + 1;
+                if (m_pos >= m_end && !fill()) break;  // a CR as the last byte: LF assumed
+                if (m_buf[m_pos] != '\n') m_eol = '\r';
+            }
+            break;
+        }
+        m_end_byte = std::min(end, size);
+        // The first line start at or after `begin`: byte 0, or the byte after the first line
+        // end at or after begin - 1.
+        std::uint64_t start = begin;
+        bool positioned = false;  // the buffer already stands at `start`
+        if (begin > 0 && begin < m_end_byte) {
+            positioned = true;
+            seek(begin - 1);
+            start = size;
+            std::uint64_t at = begin - 1;
+            while (m_pos < m_end || fill()) {
+                const char* p = m_buf.data() + m_pos;
+                const void* e = std::memchr(p, m_eol, m_end - m_pos);
+                if (e) {
+                    const auto n = static_cast<std::size_t>(static_cast<const char*>(e) - p) + 1;
+                    m_pos += n;
+                    start = at + n;
+                    break;
+                }
+                at += m_end - m_pos;
+                m_pos = m_end;
+            }
+        } else if (begin > 0) {
+            start = std::max<std::uint64_t>(begin, m_end_byte);
+        }
+        m_origin = start;
+        if (!positioned) seek(start);
+    }
+    ~RangeLines() {
+        if (m_file) std::fclose(m_file);
+    }
+    RangeLines(const RangeLines&) = delete;
+    RangeLines& operator=(const RangeLines&) = delete;
+
+    bool next(std::string_view& line) {
+        if (m_origin + m_consumed >= m_end_byte) return false;
+        m_carry.clear();
+        bool have_carry = false;
+        for (;;) {
+            if (m_pos >= m_end && !fill()) {
+                if (!have_carry) return false;
+                line = m_carry;
+                break;
+            }
+            const char* start = m_buf.data() + m_pos;
+            const void* nl = std::memchr(start, m_eol, m_end - m_pos);
+            if (nl) {
+                const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
+                m_pos += len + 1;
+                m_consumed += len + 1;
+                if (have_carry) {
+                    if (m_carry.size() + len > m_max_line + 1) too_long(m_line_no + 1);
+                    m_carry.append(start, len);
+                    line = m_carry;
+                } else {
+                    line = std::string_view(start, len);
+                }
+                break;
+            }
+            if (m_carry.size() + (m_end - m_pos) > m_max_line + 1) too_long(m_line_no + 1);
+            m_carry.append(start, m_end - m_pos);
+            m_consumed += m_end - m_pos;
+            have_carry = true;
+            m_pos = m_end;
+        }
+        ++m_line_no;
+        if (m_eol == '\n' && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (m_origin == 0 && m_line_no == 1 && line.size() >= 3 &&
+            static_cast<unsigned char>(line[0]) == 0xEF &&
+            static_cast<unsigned char>(line[1]) == 0xBB &&
+            static_cast<unsigned char>(line[2]) == 0xBF) {
+            line.remove_prefix(3);
+        }
+        if (line.size() > m_max_line) too_long(m_line_no);
+        if (const void* z = std::memchr(line.data(), 0, line.size())) {
+            throw ParseError(m_name, file_line(m_line_no),
+                             "NUL byte in text at byte " +
+                                 std::to_string(static_cast<const char*>(z) - line.data() + 1) +
+                                 " of the line (a binary file, or a corrupt one?)");
+        }
+        return true;
+    }
+
+    std::uint64_t line_number() const noexcept { return m_line_no; }
+    const std::string& name() const noexcept { return m_name; }
+    std::uint64_t bytes_read() const noexcept { return m_consumed; }
+
+    /// The lines before the range (line ends in [0, origin)) plus `line`.
+    std::uint64_t file_line(std::uint64_t line) const {
+        if (m_origin == 0) return line;
+        if (!m_before) {
+            std::FILE* f = std::fopen(m_name.c_str(), "rb");
+            if (!f) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
+            std::vector<char> buf(1 << 20);
+            std::uint64_t left = m_origin, count = 0;
+            while (left > 0) {
+                const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
+                const auto got = std::fread(buf.data(), 1, want, f);
+                if (got == 0) break;
+                count += static_cast<std::uint64_t>(std::count(buf.data(), buf.data() + got, m_eol));
+                left -= got;
+            }
+            std::fclose(f);
+            m_before = count;
+        }
+        return *m_before + line;
+    }
+
+private:
+    void seek(std::uint64_t offset) {
+        if (fseeko(m_file, static_cast<off_t>(offset), SEEK_SET) != 0) {
+            throw IoError(m_name + ": cannot seek to byte " + std::to_string(offset) + ": " +
+                          std::strerror(errno));
+        }
+        m_pos = m_end = 0;
+    }
+    bool fill() {
+        m_end = std::fread(m_buf.data(), 1, m_buf.size(), m_file);
+        m_pos = 0;
+        if (m_end == 0) {
+            if (std::ferror(m_file)) throw IoError(m_name + ": read error");
+            return false;
+        }
+        return true;
+    }
+    [[noreturn]] void too_long(std::uint64_t line) const {
+        throw ParseError(m_name, file_line(line),
+                         "line longer than " + std::to_string(m_max_line) +
+                             " bytes (a binary file? raise the limit with --max-line-bytes or "
+                             "PLUMB_MAX_LINE_BYTES)");
+    }
+
+    std::string m_name;
+    std::FILE* m_file = nullptr;
+    std::vector<char> m_buf;
+    std::size_t m_pos = 0, m_end = 0;
+    std::string m_carry;
+    char m_eol = '\n';
+    std::uint64_t m_origin = 0;    ///< first byte of the range's first line
+    std::uint64_t m_end_byte = 0;  ///< lines starting here or later are not the range's
+    std::uint64_t m_consumed = 0;  ///< bytes consumed from m_origin
+    std::uint64_t m_line_no = 0;
+    std::size_t m_max_line;
+    mutable std::optional<std::uint64_t> m_before;
+};
+
+/// TSV / JSONL documents of a byte range of a file, one per line (as LineSource).
+class RangeLineSource final : public detail::DocSource {
+public:
+    RangeLineSource(const fs::path& path, CorpusReaderOptions options)
+        : m_reader(path, options.first_byte, options.end_byte), m_options(options) {}
+    bool next(Document& doc) override {
+        std::string_view line;
+        while (m_reader.next(line)) {
+            if (is_blank(line)) continue;
+            try {
+                check_utf8(line);
+                if (m_options.format == CorpusFormat::Tsv) {
+                    doc.title.clear();
+                    parse_tsv(line, m_options.tabs_in_text, false, doc.id, doc.text);
+                } else {
+                    parse_jsonl_doc(line, doc);
+                }
+            } catch (const LineError& e) {
+                throw detail::BadRecord{e.message, m_reader.line_number()};
+            }
+            m_line = m_reader.line_number();
+            return true;
+        }
+        return false;
+    }
+    const std::string& name() const noexcept override { return m_reader.name(); }
+    std::uint64_t line() const noexcept override { return m_line; }
+    std::uint64_t bytes_read() const noexcept override { return m_reader.bytes_read(); }
+    std::uint64_t file_line(std::uint64_t line) const override {
+        return m_reader.file_line(line);
+    }
+
+private:
+    RangeLines m_reader;
+    CorpusReaderOptions m_options;
+    std::uint64_t m_line = 0;
+};
+
 std::string lower_name(const fs::path& p) { return lower(p.filename().string()); }
 
 /// The files of a TREC or HTML folder in reading order (byte order of their paths).
@@ -418,10 +657,20 @@ struct CorpusReader::Impl {
         } else {
             files.push_back(path);
         }
+        ranged = options.first_byte != 0 ||
+                 options.end_byte != std::numeric_limits<std::uint64_t>::max();
+        if (ranged && (dir || (options.format != CorpusFormat::Tsv &&
+                               options.format != CorpusFormat::Jsonl))) {
+            throw InvalidArgument(name + ": only a TSV or JSONL file can be read by byte ranges");
+        }
         for (const auto& f : files) {
             if (f == "-") continue;
             auto sz = fs::file_size(f, ec);
             if (!ec) size += sz;
+        }
+        if (ranged) {
+            const auto last = std::min(size, options.end_byte);
+            size = last > options.first_byte ? last - options.first_byte : 0;
         }
         open_next();  // the first file opens now, so that a missing file fails at once
     }
@@ -436,7 +685,11 @@ struct CorpusReader::Impl {
         switch (options.format) {
             case CorpusFormat::Tsv:
             case CorpusFormat::Jsonl:
-                source = std::make_unique<LineSource>(f, options);
+                if (ranged) {
+                    source = std::make_unique<RangeLineSource>(f, options);
+                } else {
+                    source = std::make_unique<LineSource>(f, options);
+                }
                 break;
             case CorpusFormat::Trec:
                 source = detail::open_trec_file(f);
@@ -457,7 +710,7 @@ struct CorpusReader::Impl {
         std::error_code ec;
         if (current != "-") {
             auto sz = fs::file_size(current, ec);
-            if (!ec) done_bytes += sz;
+            if (!ec) done_bytes += ranged ? size : sz;
         }
         source.reset();
     }
@@ -472,6 +725,7 @@ struct CorpusReader::Impl {
     std::uint64_t line = 0;
     std::uint64_t size = 0;
     std::uint64_t done_bytes = 0;
+    bool ranged = false;
     BadShare share;
 };
 
@@ -502,7 +756,9 @@ bool CorpusReader::next(Document& doc) {
                 return true;
             }
         } catch (const detail::BadRecord& e) {
-            if (!m.options.skip_bad) throw ParseError(m.source->name(), e.line, e.message);
+            if (!m.options.skip_bad) {
+                throw ParseError(m.source->name(), m.source->file_line(e.line), e.message);
+            }
             ++m.skipped;
             m.share.record(m.source->name(), e.line, e.message);
             m.share.check(m.current, expected_format(m.options.format), m.options.max_bad_share,
@@ -515,6 +771,9 @@ bool CorpusReader::next(Document& doc) {
 
 std::uint64_t CorpusReader::skipped() const noexcept { return m_impl->skipped; }
 std::uint64_t CorpusReader::line_number() const noexcept { return m_impl->line; }
+std::uint64_t CorpusReader::file_line(std::uint64_t line) const {
+    return m_impl->source ? m_impl->source->file_line(line) : line;
+}
 std::uint64_t CorpusReader::bytes_read() const noexcept {
     return m_impl->done_bytes + (m_impl->source ? m_impl->source->bytes_read() : 0);
 }

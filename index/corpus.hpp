@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,15 @@ struct CorpusReaderOptions {
     /// and the one the file seems to have (a file of the wrong format must not become an
     /// empty index). 1 disables the share test; "none parses" always applies.
     double max_bad_share = 0.1;
+    /// A byte range of a single, uncompressed TSV or JSONL file (not standard input): only the
+    /// lines that start in [first_byte, end_byte) are read (a line starts at byte 0 or after a
+    /// line end; the file's line ends are decided by its first one, as LineReader does), so
+    /// ranges [b0, b1), [b1, b2), ... read every line exactly once, each by the range its
+    /// first byte falls in, without reading what lies before b_i (a reader seeks to b_i - 1 and
+    /// starts after the next line end). The BOM is removed only in a range starting at 0. Line
+    /// numbers: see CorpusReader::file_line(). The defaults read the whole file.
+    std::uint64_t first_byte = 0;
+    std::uint64_t end_byte = std::numeric_limits<std::uint64_t>::max();
 };
 
 /// Streams documents from a corpus file, folder or archive ("-" = standard input). Not
@@ -111,8 +121,15 @@ public:
     /// skip_bad is set.
     bool next(Document& doc);
     std::uint64_t skipped() const noexcept;  ///< bad records skipped so far
-    /// Line of the last document returned (its first line; 0 for HTML documents).
+    /// Line of the last document returned (its first line; 0 for HTML documents). In a byte
+    /// range that does not start at byte 0 (first_byte), counted from the range's first line:
+    /// file_line() turns it into the file's line number.
     std::uint64_t line_number() const noexcept;
+    /// The file's line number of `line` (a line_number() of the current file): `line` itself
+    /// unless the reader reads a byte range not starting at 0; then the line ends before the
+    /// range are counted once, on the first call (an error message's cost, not every read's).
+    /// Throws IoError.
+    std::uint64_t file_line(std::uint64_t line) const;
     /// Bytes consumed over all files (compressed bytes for gzip).
     std::uint64_t bytes_read() const noexcept;
     std::uint64_t size_bytes() const noexcept;  ///< total size of the files, 0 when unknown

@@ -283,6 +283,8 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
     reader_options.format = options.format;
     reader_options.skip_bad = options.skip_bad;
     reader_options.max_bad_share = options.max_bad_share;
+    reader_options.first_byte = options.first_byte;
+    reader_options.end_byte = options.end_byte;
     CorpusReader reader(corpus, reader_options);
     IndexBuildStats stats;
 
@@ -452,12 +454,12 @@ IndexBuildStats build_index(const fs::path& corpus, const fs::path& index_dir,
                     const std::uint64_t first_line = id_line[it->second];
                     std::string where;
                     if (first_file == reader.name()) {
-                        where = "first at line " + std::to_string(first_line);
+                        where = "first at line " + std::to_string(reader.file_line(first_line));
                     } else {
                         where = "first in " + first_file +
                                 (first_line > 0 ? ":" + std::to_string(first_line) : "");
                     }
-                    throw ParseError(reader.name(), reader.line_number(),
+                    throw ParseError(reader.name(), reader.file_line(reader.line_number()),
                                      "duplicate document id '" + d.id + "' (" + where + ")");
                 }
             }

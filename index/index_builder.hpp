@@ -57,6 +57,11 @@ struct IndexBuildOptions {
     /// contiguous shard of it (shard_builder.hpp). The defaults index everything.
     std::uint64_t first_document = 0;
     std::uint64_t max_documents = std::numeric_limits<std::uint64_t>::max();
+    /// Index only the lines of a TSV / JSONL file that start in [first_byte, end_byte)
+    /// (CorpusReaderOptions::first_byte: the reader seeks there instead of reading what comes
+    /// before): a shard by byte range (shard_builder.hpp). Errors still name the file's line.
+    std::uint64_t first_byte = 0;
+    std::uint64_t end_byte = std::numeric_limits<std::uint64_t>::max();
 };
 
 struct IndexBuildStats {

@@ -1,7 +1,9 @@
 #include "index/shard_builder.hpp"
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <queue>
 #include <vector>
@@ -26,6 +28,27 @@ ShardRange shard_range(std::uint64_t total, std::size_t shards, std::size_t i) {
     r.first = i * base + (i > first_extra ? i - first_extra : 0);
     r.count = base + (i >= first_extra ? 1 : 0);
     return r;
+}
+
+bool split_by_bytes(const fs::path& corpus, const IndexBuildOptions& options) {
+    if (options.skip_bad || corpus == "-") return false;
+    if (options.format != CorpusFormat::Tsv && options.format != CorpusFormat::Jsonl) return false;
+    std::error_code ec;
+    if (!fs::is_regular_file(corpus, ec)) return false;
+    std::FILE* f = std::fopen(corpus.string().c_str(), "rb");
+    if (!f) throw IoError(corpus.string() + ": cannot open: " + std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    std::fclose(f);
+    return !gz;
+}
+
+ShardBytes shard_bytes(std::uint64_t size, std::size_t shards, std::size_t i) {
+    if (shards == 0 || i >= shards) throw InvalidArgument("shard_bytes: no shard " + std::to_string(i));
+    // floor(size * j / shards) without overflow: size = q * shards + r.
+    const std::uint64_t n = shards, q = size / n, r = size % n;
+    auto at = [&](std::uint64_t j) { return q * j + r * j / n; };
+    return {at(i), at(i + 1)};
 }
 
 std::vector<fs::path> remove_stale_shards(const fs::path& dir, const ShardManifest& manifest) {
@@ -53,6 +76,17 @@ std::vector<fs::path> remove_stale_shards(const fs::path& dir, const ShardManife
         }
     }
     return removed;
+}
+
+void check_shard_bytes(const fs::path& corpus, std::size_t shards, std::size_t i,
+                       std::uint64_t size, std::uint64_t documents) {
+    if (documents > 0) return;
+    const auto bytes = shard_bytes(size, shards, i);
+    throw InvalidArgument("build_shards: " + shard_dir_name(i) + " (the lines of " +
+                          corpus.string() + " starting in bytes [" + std::to_string(bytes.first) +
+                          ", " + std::to_string(bytes.end) + ")) holds no document: " +
+                          std::to_string(shards) +
+                          " shards are too many for this corpus; give fewer");
 }
 
 namespace {
@@ -109,16 +143,23 @@ ShardBuildStats build_shards(const fs::path& corpus, const fs::path& dir, std::s
             "standard input");
     }
     if (options.first_document != 0 ||
-        options.max_documents != std::numeric_limits<std::uint64_t>::max()) {
-        throw InvalidArgument("build_shards: first_document / max_documents are set per shard");
+        options.max_documents != std::numeric_limits<std::uint64_t>::max() ||
+        options.first_byte != 0 || options.end_byte != std::numeric_limits<std::uint64_t>::max()) {
+        throw InvalidArgument(
+            "build_shards: first_document / max_documents / first_byte / end_byte are set per "
+            "shard");
     }
-    // Pass 1: count the documents (and check the whole corpus reads).
+    const bool by_bytes = split_by_bytes(corpus, options);
+    std::uint64_t size = 0;
+    // Pass 1 (split by documents): count them (and check the whole corpus reads).
     CorpusReaderOptions ro;
     ro.format = options.format;
     ro.skip_bad = options.skip_bad;
     ro.max_bad_share = options.max_bad_share;
     std::uint64_t total = 0, skipped = 0;
-    {
+    if (by_bytes) {
+        size = fs::file_size(corpus);
+    } else {
         CorpusReader reader(corpus, ro);
         Document d;
         while (reader.next(d)) {
@@ -129,7 +170,7 @@ ShardBuildStats build_shards(const fs::path& corpus, const fs::path& dir, std::s
         }
         skipped = reader.skipped();
     }
-    if (total < shards) {
+    if (!by_bytes && total < shards) {
         throw InvalidArgument("build_shards: cannot split " + std::to_string(total) +
                               " documents into " + std::to_string(shards) + " non-empty shards");
     }
@@ -144,14 +185,23 @@ ShardBuildStats build_shards(const fs::path& corpus, const fs::path& dir, std::s
     ShardBuildStats out;
     std::vector<std::shared_ptr<const PassageIndex>> opened;
     for (std::size_t i = 0; i < shards; ++i) {
-        const auto range = shard_range(total, shards, i);
-        const std::uint64_t count = range.count;
         IndexBuildOptions o = options;
-        o.first_document = range.first;
-        o.max_documents = count;
+        std::uint64_t count = 0;
+        if (by_bytes) {
+            const auto bytes = shard_bytes(size, shards, i);
+            o.first_byte = bytes.first;
+            o.end_byte = bytes.end;
+            o.allow_empty = true;  // (checked below, naming the range)
+        } else {
+            const auto range = shard_range(total, shards, i);
+            count = range.count;
+            o.first_document = range.first;
+            o.max_documents = count;
+        }
         const auto name = shard_dir_name(i);
         auto s = build_index(corpus, dir / name, o, progress, cancel);
-        if (s.documents != count) {
+        if (by_bytes) check_shard_bytes(corpus, shards, i, size, s.documents);
+        if (!by_bytes && s.documents != count) {
             throw IndexError("build_shards: " + name + " received " + std::to_string(s.documents) +
                              " documents, expected " + std::to_string(count) +
                              " (the corpus changed while indexing?)");

@@ -89,7 +89,8 @@ std::vector<ShardHit> ShardedSearcher::search_terms(std::span<const WeightedTerm
         per.push_back(
             search_shard(*m_shards[i], static_cast<std::uint32_t>(i), terms, k, options, global));
     }
-    return merge_topk(per, k);
+    // Each shard's hits come in ranking order: a k-way merge, not a sort of every hit.
+    return merge_sorted_topk(per, k);
 }
 
 std::vector<ShardHit> ShardedSearcher::search(std::string_view query_text, std::size_t k,

@@ -48,6 +48,14 @@ public:
         m_pos += n;
         return s;
     }
+    /// A length-prefixed string as a view into the bytes read (valid while they are).
+    std::string_view get_view() {
+        const auto n = get<std::uint32_t>();
+        need(n);
+        const auto v = m_bytes.substr(m_pos, n);
+        m_pos += n;
+        return v;
+    }
     bool done() const noexcept { return m_pos == m_bytes.size(); }
 
 private:

@@ -100,7 +100,8 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
         return s;
     };
     const auto ranks = static_cast<std::size_t>(comm.size());
-    std::uint64_t counts[2] = {0, 0};  // documents, skipped
+    // documents, skipped (split by documents); 1 and the file's size (split by bytes)
+    std::uint64_t counts[4] = {0, 0, 0, 0};
     // Step 1 (rank 0): checks, the previous manifest removed, the corpus counted.
     comm.collective([&] {
         if (shards < ranks) {
@@ -113,8 +114,12 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
                 "index: with MPI every rank reads the corpus, so it cannot be standard input");
         }
         if (options.first_document != 0 ||
-            options.max_documents != std::numeric_limits<std::uint64_t>::max()) {
-            throw InvalidArgument("build_shards: first_document / max_documents are set per shard");
+            options.max_documents != std::numeric_limits<std::uint64_t>::max() ||
+            options.first_byte != 0 ||
+            options.end_byte != std::numeric_limits<std::uint64_t>::max()) {
+            throw InvalidArgument(
+                "build_shards: first_document / max_documents / first_byte / end_byte are set "
+                "per shard");
         }
         if (comm.rank() != 0) return;
         if (fs::exists(dir / "plumb-index.json")) {
@@ -125,7 +130,10 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
         const bool lines = (options.format == index::CorpusFormat::Tsv ||
                             options.format == index::CorpusFormat::Jsonl) &&
                            !options.skip_bad && fs::is_regular_file(corpus, ec);
-        if (lines) {
+        if (index::split_by_bytes(corpus, options)) {
+            counts[2] = 1;
+            counts[3] = fs::file_size(corpus);
+        } else if (lines) {
             counts[0] = count_records(corpus, progress, cancel);
         } else {
             index::CorpusReaderOptions ro;
@@ -142,7 +150,7 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
             }
             counts[1] = reader.skipped();
         }
-        if (counts[0] < shards) {
+        if (counts[2] == 0 && counts[0] < shards) {
             throw InvalidArgument("build_shards: cannot split " + std::to_string(counts[0]) +
                                   " documents into " + std::to_string(shards) +
                                   " non-empty shards");
@@ -151,8 +159,10 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
         fs::remove(dir / index::ShardManifest::file_name());
     });
     // (rank 0's counts to every rank: a sum with zeros elsewhere)
-    comm.allreduce_sum(std::span<std::uint64_t>(counts, 2));
+    comm.allreduce_sum(std::span<std::uint64_t>(counts, 4));
     const std::uint64_t total = counts[0];
+    const bool by_bytes = counts[2] != 0;
+    const std::uint64_t size = counts[3];
     tm.count = lap();
 
     // Step 2: this rank's shards.
@@ -161,13 +171,22 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
     std::vector<std::uint64_t> local(shards * 3, 0);  // documents, total length, terms per shard
     comm.collective([&] {
         for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < shards; i += ranks) {
-            const auto range = index::shard_range(total, shards, i);
             index::IndexBuildOptions o = options;
-            o.first_document = range.first;
-            o.max_documents = range.count;
+            index::ShardRange range;
+            if (by_bytes) {
+                const auto bytes = index::shard_bytes(size, shards, i);
+                o.first_byte = bytes.first;
+                o.end_byte = bytes.end;
+                o.allow_empty = true;  // (checked below, naming the range)
+            } else {
+                range = index::shard_range(total, shards, i);
+                o.first_document = range.first;
+                o.max_documents = range.count;
+            }
             const auto name = shard_dir_name(i);
             auto s = index::build_index(corpus, dir / name, o, progress, cancel);
-            if (s.documents != range.count) {
+            if (by_bytes) index::check_shard_bytes(corpus, shards, i, size, s.documents);
+            if (!by_bytes && s.documents != range.count) {
                 throw IndexError("build_shards: " + name + " received " +
                                  std::to_string(s.documents) + " documents, expected " +
                                  std::to_string(range.count) +
@@ -196,7 +215,7 @@ index::ShardBuildStats build_shards(const Comm& comm, const fs::path& corpus, co
     out.total.skipped = counts[1];
     comm.collective([&] {
         if (comm.rank() != 0) return;
-        if (out.total.documents != total) {
+        if (!by_bytes && out.total.documents != total) {
             throw IndexError("build_shards: the shards hold " +
                              std::to_string(out.total.documents) + " documents, the corpus " +
                              std::to_string(total));

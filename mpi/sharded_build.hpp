@@ -2,17 +2,21 @@
 /// \file sharded_build.hpp
 /// `mpirun -n R plumb index --shards N`: a sharded index (index/shard_builder.hpp) built by R
 /// MPI ranks at once. The shards are the same as build_shards makes in one process (the corpus
-/// split into N contiguous ranges of documents in reading order, sizes differing by at most one);
-/// rank r builds shards r, r + R, r + 2R, ... (N >= R). DIR must be on a file system every rank
+/// split into N contiguous ranges in reading order: by byte ranges for a single uncompressed
+/// TSV / JSONL file, else by counted documents; index::split_by_bytes()); rank r builds shards
+/// r, r + R, r + 2R, ... (N >= R). DIR must be on a file system every rank
 /// sees (a cluster's shared file system), as must the corpus.
 ///
 /// Steps, each collective (a failure on any rank fails every rank with its message, and no
 /// manifest is written):
-///  1. rank 0 checks DIR, removes a previous manifest, counts the corpus's documents and
-///     broadcasts the count (a single TSV / JSONL file without skip_bad: its non-blank lines,
-///     by splitting lines only; a malformed line then fails the build of the shard holding it,
-///     naming file and line);
-///  2. every rank builds its shards with build_index (first_document / max_documents);
+///  1. rank 0 checks DIR, removes a previous manifest, and decides the split: split by bytes,
+///     it broadcasts the file's size (nothing is read: each rank seeks to its ranges);
+///     otherwise it counts the corpus's documents and broadcasts the count (a gzip TSV / JSONL
+///     file without skip_bad: its non-blank lines, by splitting lines only; a malformed line
+///     then fails the build of the shard holding it, naming file and line);
+///  2. every rank builds its shards with build_index (first_byte / end_byte: the lines starting
+///     in the shard's byte range, a range without one failing every rank; or first_document /
+///     max_documents);
 ///  3. ids unique over the whole corpus: every rank sends each of its ids to rank
 ///     fnv1a64(id) mod R (MPI_Alltoallv), which finds duplicates among the ids it receives;
 ///  4. rank 0 gathers the shards' document counts and lengths, writes DIR/plumb-shards.json

@@ -121,7 +121,98 @@ std::vector<ShardedSearch::Timings> ShardedSearch::all_timings() const {
     return out;
 }
 
-std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
+namespace {
+
+using detail::MergedHit;
+
+/// The collection's ranking order (shard_hit_before) on views.
+bool hit_before(const MergedHit& a, const MergedHit& b) noexcept {
+    return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+/// Appends one hit to a packed list: score, (shard, doc) when `located`, the id.
+void put_hit(detail::ByteWriter& w, float score, std::uint32_t shard, std::uint32_t doc,
+             std::string_view id, bool located) {
+    w.put<float>(score);
+    if (located) {
+        w.put<std::uint32_t>(shard);
+        w.put<std::uint32_t>(doc);
+    }
+    w.put_string(id);
+}
+
+/// Reads one packed list of `rank` into `list` (views into the reader's bytes), checking that
+/// it is strictly in ranking order.
+void read_list(detail::ByteReader& rd, bool located, int rank, std::vector<MergedHit>& list) {
+    const auto hits = rd.get<std::uint32_t>();
+    list.clear();
+    list.reserve(hits);
+    for (std::uint32_t h = 0; h < hits; ++h) {
+        MergedHit hit;
+        hit.score = rd.get<float>();
+        if (located) {
+            hit.shard = rd.get<std::uint32_t>();
+            hit.doc = rd.get<std::uint32_t>();
+        }
+        hit.id = rd.get_view();
+        if (!list.empty() && !hit_before(list.back(), hit)) {
+            throw Error("MPI: rank " + std::to_string(rank) +
+                        "'s hits are not in ranking order at '" + std::string(hit.id) + "'");
+        }
+        list.push_back(hit);
+    }
+}
+
+}  // namespace
+
+/// Ids are unique over the shards (both builders check it): an id on two ranks shows as two
+/// equal neighbours in the output (same document, same score) and is an error.
+void detail::merge_hits(std::span<const std::vector<MergedHit>> lists, std::size_t k,
+                        std::vector<MergedHit>& out) {
+    const std::size_t start = out.size();
+    std::vector<std::size_t> pos(lists.size(), 0);
+    if (lists.size() <= 8) {
+        while (out.size() - start < k) {
+            std::size_t best = lists.size();
+            for (std::size_t l = 0; l < lists.size(); ++l) {
+                if (pos[l] == lists[l].size()) continue;
+                if (best == lists.size() || hit_before(lists[l][pos[l]], lists[best][pos[best]])) {
+                    best = l;
+                }
+            }
+            if (best == lists.size()) break;
+            out.push_back(lists[best][pos[best]++]);
+        }
+    } else {
+        using Head = std::pair<std::size_t, std::size_t>;  // list, position
+        auto worse = [&](const Head& a, const Head& b) {
+            return hit_before(lists[b.first][b.second], lists[a.first][a.second]);
+        };
+        std::vector<Head> heap;
+        for (std::size_t l = 0; l < lists.size(); ++l) {
+            if (!lists[l].empty()) heap.emplace_back(l, 0);
+        }
+        std::make_heap(heap.begin(), heap.end(), worse);
+        while (!heap.empty() && out.size() - start < k) {
+            std::pop_heap(heap.begin(), heap.end(), worse);
+            const auto [l, p] = heap.back();
+            heap.pop_back();
+            out.push_back(lists[l][p]);
+            if (p + 1 < lists[l].size()) {
+                heap.emplace_back(l, p + 1);
+                std::push_heap(heap.begin(), heap.end(), worse);
+            }
+        }
+    }
+    for (std::size_t i = start + 1; i < out.size(); ++i) {
+        if (!hit_before(out[i - 1], out[i])) {
+            throw Error("MPI: document id '" + std::string(out[i].id) +
+                        "' comes from two ranks (a document in two shards)");
+        }
+    }
+}
+
+ShardedSearch::Merged ShardedSearch::round(
     const std::vector<std::vector<ix::WeightedTerm>>& terms, std::size_t k,
     const ix::SearchOptions& options, unsigned threads, bool everywhere,
     const CancelToken* cancel) const {
@@ -167,33 +258,43 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     m_comm.allreduce_max(max_frac);
     clock.to(tm.exchange);
 
-    // Step 2: this rank's top k per query, with the global statistics.
+    // Step 2: this rank's top k per query, with the global statistics, packed: a count, then
+    // per hit the score, (shard, doc) in the feedback round (`everywhere`), and the id.
+    const bool located = everywhere;
     std::vector<std::string> packed(n);
     m_comm.collective([&] {
         parallel_for(n, threads, [&](std::size_t q, unsigned) {
             check_cancel(cancel);
             detail::ByteWriter w;
-            std::vector<ix::ShardHit> top;
-            if (!names[q].empty()) {
-                ix::ShardStats global;
-                global.collection = m_collection;
-                for (std::size_t j = 0; j < names[q].size(); ++j) {
-                    const auto slot = offset[q] + j;
-                    global.terms[names[q][j]] = {df[slot], max_tf[slot], min_dl[slot],
-                                                 max_frac[slot]};
+            if (names[q].empty()) {
+                w.put<std::uint32_t>(0);
+                packed[q] = std::move(w.bytes());
+                return;
+            }
+            ix::ShardStats global;
+            global.collection = m_collection;
+            for (std::size_t j = 0; j < names[q].size(); ++j) {
+                const auto slot = offset[q] + j;
+                global.terms[names[q][j]] = {df[slot], max_tf[slot], min_dl[slot],
+                                             max_frac[slot]};
+            }
+            if (m_shards.size() == 1) {
+                // One shard: its hits are already in the collection's ranking order (ties by
+                // id), packed with their ids as views of the shard's id table.
+                const auto& [i, s] = m_shards.front();
+                const auto hits = s->search_terms(terms[q], k, options, global);
+                w.put<std::uint32_t>(static_cast<std::uint32_t>(hits.size()));
+                for (const auto& h : hits) {
+                    put_hit(w, h.score, i, h.doc, s->index().docid(h.doc), located);
                 }
+            } else {
                 std::vector<std::vector<ix::ShardHit>> per;
                 for (const auto& [i, s] : m_shards) {
                     per.push_back(ix::search_shard(*s, i, terms[q], k, options, global));
                 }
-                top = ix::merge_topk(per, k);
-            }
-            w.put<std::uint32_t>(static_cast<std::uint32_t>(top.size()));
-            for (const auto& h : top) {
-                w.put_string(h.docid);
-                w.put<float>(h.score);
-                w.put<std::uint32_t>(h.shard);
-                w.put<std::uint32_t>(h.doc);
+                const auto top = ix::merge_sorted_topk(per, k);
+                w.put<std::uint32_t>(static_cast<std::uint32_t>(top.size()));
+                for (const auto& h : top) put_hit(w, h.score, h.shard, h.doc, h.docid, located);
             }
             packed[q] = std::move(w.bytes());
         });
@@ -201,53 +302,43 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     // Every rank's lists of query q go to q's owner (all ranks with `everywhere`), which
     // merges them: the merge is spread over the ranks, 1/R of the queries each.
     const auto part = partition(n, m_comm.rank(), m_comm.size());
-    std::vector<std::string> in;
+    Merged out;
     if (everywhere) {
         std::string mine;
         for (auto& p : packed) mine += p;
         packed.clear();
         clock.to(tm.local);
-        in = m_comm.allgather(mine);
+        out.buffers = m_comm.allgather(mine);
     } else {
         std::vector<std::string> to(static_cast<std::size_t>(m_comm.size()));
         for (int r = 0; r < m_comm.size(); ++r) {
             const auto pr = partition(n, r, m_comm.size());
             auto& t = to[static_cast<std::size_t>(r)];
+            std::size_t bytes = 0;
+            for (std::size_t q = pr.first; q < pr.first + pr.count; ++q) bytes += packed[q].size();
+            t.reserve(bytes);
             for (std::size_t q = pr.first; q < pr.first + pr.count; ++q) t += packed[q];
         }
         packed.clear();
         clock.to(tm.local);
-        in = m_comm.alltoall(to);
+        out.buffers = m_comm.alltoall(to);
     }
     clock.to(tm.exchange);
-    const std::size_t first = everywhere ? 0 : part.first;
     const std::size_t count = everywhere ? n : part.count;
-    std::vector<std::vector<ix::ShardHit>> out(count);
+    // (out.buffers stays in place from here: the views point into its strings)
     m_comm.collective([&] {
         std::vector<detail::ByteReader> readers;
-        for (const auto& l : in) readers.emplace_back(l);
-        std::vector<std::vector<ix::ShardHit>> per(readers.size());
+        for (const auto& l : out.buffers) readers.emplace_back(l);
+        std::vector<std::vector<MergedHit>> per(readers.size());
+        out.offsets.reserve(count + 1);
+        out.offsets.push_back(0);
+        out.hits.reserve(count * std::min<std::size_t>(k, 1u << 16));
         for (std::size_t q = 0; q < count; ++q) {
             for (std::size_t r = 0; r < readers.size(); ++r) {
-                auto& rd = readers[r];
-                const auto hits = rd.get<std::uint32_t>();
-                per[r].clear();
-                per[r].reserve(hits);
-                for (std::uint32_t h = 0; h < hits; ++h) {
-                    ix::ShardHit hit;
-                    hit.docid = rd.get_string();
-                    hit.score = rd.get<float>();
-                    hit.shard = rd.get<std::uint32_t>();
-                    hit.doc = rd.get<std::uint32_t>();
-                    per[r].push_back(std::move(hit));
-                }
+                read_list(readers[r], located, static_cast<int>(r), per[r]);
             }
-            try {
-                out[q] = ix::merge_sorted_topk(per, k);
-            } catch (const InvalidArgument& e) {
-                throw Error("MPI: query " + std::to_string(first + q + 1) +
-                            " of the batch: the ranks' hits: " + e.what());
-            }
+            detail::merge_hits(per, k, out.hits);
+            out.offsets.push_back(out.hits.size());
         }
         for (std::size_t r = 0; r < readers.size(); ++r) {
             if (!readers[r].done())
@@ -258,11 +349,9 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::round(
     return out;
 }
 
-std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const Query> queries,
-                                                                std::size_t k,
-                                                                const ix::SearchOptions& options,
-                                                                unsigned threads,
-                                                                const CancelToken* cancel) const {
+ShardedSearch::Merged ShardedSearch::part_hits(std::span<const Query> queries, std::size_t k,
+                                               const ix::SearchOptions& options, unsigned threads,
+                                               const CancelToken* cancel) const {
     threads = std::max(1u, threads);
     const std::size_t n = queries.size();
     Clock clock;
@@ -275,7 +364,7 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const 
         });
     });
     clock.to(tm.local);
-    std::vector<std::vector<ix::ShardHit>> hits;
+    Merged hits;
     if (!options.rm3 || k == 0) {
         hits = round(terms, k, options, threads, false, cancel);
     } else {
@@ -289,8 +378,9 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const 
             parallel_for(n, threads, [&](std::size_t q, unsigned) {
                 check_cancel(cancel);
                 detail::ByteWriter w;
-                for (std::size_t p = 0; p < feedback[q].size(); ++p) {
-                    const auto& h = feedback[q][p];
+                const auto fb = feedback.list(q);
+                for (std::size_t p = 0; p < fb.size(); ++p) {
+                    const auto& h = fb[p];
                     for (const auto& [i, s] : m_shards) {
                         if (i != h.shard) continue;
                         const auto doc = ix::rm3_feedback_doc(s->index(), h.doc, h.score);
@@ -317,7 +407,7 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const 
         std::vector<std::vector<std::string>> df_terms(n);
         std::vector<std::size_t> offset(n + 1, 0);
         m_comm.collective([&] {
-            for (std::size_t q = 0; q < n; ++q) docs[q].resize(feedback[q].size());
+            for (std::size_t q = 0; q < n; ++q) docs[q].resize(feedback.list(q).size());
             for (const auto& bytes : all) {
                 detail::ByteReader rd(bytes);
                 while (!rd.done()) {
@@ -381,33 +471,23 @@ std::vector<std::vector<ix::ShardHit>> ShardedSearch::part_hits(std::span<const 
     return hits;
 }
 
-namespace {
-
-std::vector<RankedList> to_lists(std::span<const Query> queries,
-                                 std::vector<std::vector<ix::ShardHit>>& hits) {
-    std::vector<RankedList> out(hits.size());
-    for (std::size_t q = 0; q < hits.size(); ++q) {
-        out[q].qid = queries[q].id;
-        out[q].candidates.reserve(hits[q].size());
-        for (auto& h : hits[q]) {
-            Candidate c;
-            c.docid = std::move(h.docid);
-            c.score = h.score;
-            out[q].candidates.push_back(std::move(c));
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
 std::vector<RankedList> ShardedSearch::search_part(std::span<const Query> queries, std::size_t k,
                                                    const ix::SearchOptions& options,
                                                    unsigned threads,
                                                    const CancelToken* cancel) const {
-    auto hits = part_hits(queries, k, options, threads, cancel);
+    const auto hits = part_hits(queries, k, options, threads, cancel);
     const auto part = partition(queries.size(), m_comm.rank(), m_comm.size());
-    return to_lists(queries.subspan(part.first, part.count), hits);
+    std::vector<RankedList> out(hits.size());
+    for (std::size_t q = 0; q < hits.size(); ++q) {
+        out[q].qid = queries[part.first + q].id;
+        const auto list = hits.list(q);
+        out[q].candidates.resize(list.size());
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            out[q].candidates[i].docid = std::string(list[i].id);
+            out[q].candidates[i].score = list[i].score;
+        }
+    }
+    return out;
 }
 
 std::vector<RankedList> ShardedSearch::search_batch(std::span<const Query> queries, std::size_t k,
@@ -480,20 +560,32 @@ std::uint64_t ShardedSearch::search_run(std::span<const Query> queries, std::siz
         for (std::size_t start = 0; start < queries.size(); start += batch) {
             const auto n = std::min(batch, queries.size() - start);
             const auto part = queries.subspan(start, n);
-            const auto mine = search_part(part, k, options, threads, cancel);
+            const auto mine = part_hits(part, k, options, threads, cancel);
+            const auto owned = queries.subspan(
+                start + partition(n, m_comm.rank(), m_comm.size()).first, mine.size());
             Clock clock;
-            std::vector<std::string> formatted(mine.size());
-            parallel_for(mine.size(), std::max(1u, threads), [&](std::size_t q, unsigned) {
-                formatted[q] = format_trec_run(mine[q], tag);
-            });
-            std::size_t bytes = 0;
-            for (const auto& f : formatted) bytes += f.size();
+            // The lines of this rank's part, straight from the merged views.
             std::string text;
-            text.reserve(bytes);
-            for (std::size_t q = 0; q < mine.size(); ++q) {
-                text += formatted[q];
-                lines += mine[q].candidates.size();
+            text.reserve(mine.hits.size() * 48);
+            if (threads <= 1) {
+                for (std::size_t q = 0; q < mine.size(); ++q) {
+                    const auto list = mine.list(q);
+                    for (std::size_t i = 0; i < list.size(); ++i) {
+                        append_trec_line(text, owned[q].id, list[i].id, i + 1, list[i].score, tag);
+                    }
+                }
+            } else {
+                std::vector<std::string> formatted(mine.size());
+                parallel_for(mine.size(), threads, [&](std::size_t q, unsigned) {
+                    const auto list = mine.list(q);
+                    for (std::size_t i = 0; i < list.size(); ++i) {
+                        append_trec_line(formatted[q], owned[q].id, list[i].id, i + 1,
+                                         list[i].score, tag);
+                    }
+                });
+                for (const auto& f : formatted) text += f;
             }
+            lines += mine.hits.size();
             clock.to(m_timings.format);
             auto all = gather_concat(m_comm, text);
             clock.to(m_timings.exchange);

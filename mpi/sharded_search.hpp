@@ -9,13 +9,16 @@
 ///     statistics of the query terms; df summed, max_tf and the BM25 bound by maximum, min_dl by
 ///     minimum over the ranks (four MPI_Allreduce over flat arrays, one slot per query term);
 ///  2. every rank searches its shards with these global statistics and merges them into its
-///     own top k; the queries of the batch are split into R contiguous parts (partition()) and
-///     each rank receives every rank's lists of its part (one MPI_Alltoallv) and merges them
-///     exactly (merge_sorted_topk: score descending, ties by id), so the merge, and in
-///     search_run the formatting of the run lines, is spread over the ranks instead of done by
-///     rank 0 alone; search_batch then gathers the merged lists on rank 0 (MPI_Gatherv),
+///     own top k (a rank holding one shard sends that shard's hits as they come: already in
+///     ranking order), packed as (score, id) per hit; the queries of the batch are split into R
+///     contiguous parts (partition()) and each rank receives every rank's lists of its part
+///     (one MPI_Alltoallv) and merges them exactly (detail::merge_hits: score descending, ties
+///     by id) over views into the received bytes, so the merge, and in search_run the
+///     formatting of the run lines straight from those views, is spread over the ranks instead
+///     of done by rank 0 alone; search_batch then gathers the merged lists on rank 0 (MPI_Gatherv),
 ///     search_run the formatted run text, which rank 0 writes while the next batch runs;
-///  3. RM3: steps 1-2 with k = fb_docs and the lists gathered on every rank (MPI_Allgatherv);
+///  3. RM3: steps 1-2 with k = fb_docs, each hit with its (shard, document), and the lists
+///     gathered on every rank (MPI_Allgatherv);
 ///     the rank holding each feedback document analyses it and its (term, count) list is
 ///     all-gathered; the collection df of rm3_df_terms is summed by MPI_Allreduce; every rank
 ///     expands every query identically; steps 1-2 with the expanded queries.
@@ -24,9 +27,11 @@
 /// of one index over the whole corpus byte for byte.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -40,6 +45,22 @@
 #include "plugin/types.hpp"
 
 namespace plumb::mpi {
+
+namespace detail {
+/// INTERNAL: one merged hit, its id a view into a received buffer.
+struct MergedHit {
+    float score = 0;
+    std::uint32_t shard = 0;  ///< (shard, doc): only in the RM3 feedback round
+    std::uint32_t doc = 0;
+    std::string_view id;
+};
+/// INTERNAL: appends the top k of the union of `lists`, each strictly in the collection's
+/// ranking order (score descending, id ascending byte-wise), to `out`: a linear scan over the
+/// heads for up to 8 lists, a heap beyond. Throws Error when two lists hold the same hit (an id
+/// on two ranks: a document in two shards, which both shard builders reject).
+void merge_hits(std::span<const std::vector<MergedHit>> lists, std::size_t k,
+                std::vector<MergedHit>& out);
+}  // namespace detail
 
 class ShardedSearch {
 public:
@@ -107,18 +128,28 @@ public:
     }
 
 private:
+    /// One round's merged top k per query of this rank's part (of every query when
+    /// `everywhere`): views into the ranks' packed hits, which the struct owns (no id is copied
+    /// until a caller needs strings: search_run formats its lines straight from the views).
+    struct Merged {
+        using Hit = detail::MergedHit;
+        std::vector<std::string> buffers;   ///< every rank's packed hits
+        std::vector<Hit> hits;              ///< the lists, one after the other
+        std::vector<std::size_t> offsets;   ///< list q is hits[offsets[q], offsets[q + 1])
+        std::size_t size() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+        std::span<const Hit> list(std::size_t q) const {
+            return std::span<const Hit>(hits).subspan(offsets[q], offsets[q + 1] - offsets[q]);
+        }
+    };
     /// Analysis, RM3 and the final round for `queries`: this rank's part's merged top k.
-    std::vector<std::vector<index::ShardHit>> part_hits(std::span<const Query> queries,
-                                                        std::size_t k,
-                                                        const index::SearchOptions& options,
-                                                        unsigned threads,
-                                                        const CancelToken* cancel) const;
+    Merged part_hits(std::span<const Query> queries, std::size_t k,
+                     const index::SearchOptions& options, unsigned threads,
+                     const CancelToken* cancel) const;
     /// Steps 1-2 for every query's weighted terms: the merged top k of this rank's part of the
-    /// queries (of every query when `everywhere`).
-    std::vector<std::vector<index::ShardHit>> round(
-        const std::vector<std::vector<index::WeightedTerm>>& terms, std::size_t k,
-        const index::SearchOptions& options, unsigned threads, bool everywhere,
-        const CancelToken* cancel) const;
+    /// queries (of every query, with each hit's shard and document, when `everywhere`).
+    Merged round(const std::vector<std::vector<index::WeightedTerm>>& terms, std::size_t k,
+                 const index::SearchOptions& options, unsigned threads, bool everywhere,
+                 const CancelToken* cancel) const;
 
     Comm m_comm;
     std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>> m_shards;

@@ -33,6 +33,8 @@ public:
     virtual std::uint64_t line() const noexcept = 0;
     /// Bytes of the file consumed (compressed bytes when compressed).
     virtual std::uint64_t bytes_read() const noexcept = 0;
+    /// The file's line number of a line() value (differs only for a byte range of a file).
+    virtual std::uint64_t file_line(std::uint64_t line) const { return line; }
 };
 
 /// TREC SGML documents (`<DOC><DOCNO>..</DOCNO>..</DOC>`, many per file; plain or gzip).

@@ -42,6 +42,17 @@ struct Corpus {
         plumb::test::write_file(dir.path / "topics.tsv",
                                 slurp(dir.path / "gen" / "topics.tsv") + "900\tnosuchword\n");
     }
+    /// The single index `whole` over the corpus and `bm25.json`, a BM25 pipeline over it (call
+    /// with ASSERT_NO_FATAL_FAILURE).
+    void index_whole_with_pipeline() {
+        ASSERT_EQ(plumb::test::run_plumb_to(
+                      "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", log),
+                  0)
+            << slurp(log);
+        plumb::test::write_file(
+            dir.path / "bm25.json",
+            R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    }
 };
 
 }  // namespace
@@ -68,6 +79,35 @@ TEST(MpiCli, IndexBuildsTheSameShardsAsOneProcess) {
         EXPECT_EQ(slurp(c.dir.path / "one" / s / "plumb-index.json"),
                   slurp(c.dir.path / "mpi" / s / "plumb-index.json"))
             << s;
+    }
+    // Split by bytes whatever the line ends: the corpus as JSONL with a BOM, CRLF line ends and
+    // empty lines gives the one-process build's shards too.
+    {
+        const auto text = slurp(c.dir.path / "gen" / "corpus.tsv");
+        std::string jsonl = "\xEF\xBB\xBF";
+        std::size_t pos = 0, line = 0;
+        while (pos < text.size()) {
+            const auto end = text.find('\n', pos);
+            const auto row = text.substr(pos, end - pos);
+            const auto tab = row.find('\t');
+            jsonl += R"({"_id": ")" + row.substr(0, tab) + R"(", "text": ")" + row.substr(tab + 1) +
+                     "\"}\r\n";
+            if (++line % 100 == 0) jsonl += "\r\n";
+            pos = end + 1;
+        }
+        plumb::test::write_file(c.dir.path / "crlf.jsonl", jsonl);
+        ASSERT_EQ(plumb::test::run_plumb_to(
+                      "index -c " + d + "/crlf.jsonl -i " + d + "/one-j --shards 3 --quiet", c.log),
+                  0)
+            << slurp(c.log);
+        ASSERT_EQ(mpirun(2, "index -c " + d + "/crlf.jsonl -i " + d + "/mpi-j --shards 3 --quiet",
+                         c.log),
+                  0)
+            << slurp(c.log);
+        EXPECT_EQ(slurp(c.dir.path / "one-j" / "plumb-shards.json"),
+                  slurp(c.dir.path / "mpi-j" / "plumb-shards.json"));
+        EXPECT_NE(slurp(c.dir.path / "mpi-j" / "plumb-shards.json").find("\"documents\": 1500"),
+                  std::string::npos);
     }
     // Without --shards: one shard per rank; the stale shard-002 of the 3-shard build goes.
     ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/mpi --quiet", c.log), 0)
@@ -101,8 +141,9 @@ TEST(MpiCli, IndexFailureOnOneRankLeavesNoManifest) {
               std::string::npos)
         << out;
     EXPECT_FALSE(fs::exists(c.dir.path / "ix" / "plumb-shards.json"));
-    // A malformed line (no tab) in the second shard's range: the count pass takes it for a
-    // document; the build of the shard holding it fails naming file and line; no manifest.
+    // A malformed line (no tab) in the second shard's byte range: the rank building that shard
+    // fails naming file and line (counted from the file's start, though the rank never read
+    // the first range); no manifest.
     {
         std::string bad;
         std::size_t line = 0, pos = 0;
@@ -200,13 +241,7 @@ TEST(MpiCli, UsageErrorsPrintOnce) {
     EXPECT_NE(out.find("--no-such-option"), std::string::npos) << out;
     EXPECT_EQ(count_of(out, "for usage)"), 1u) << out;
     // A usage error the command raises on every rank (search --pipeline under mpirun).
-    ASSERT_EQ(plumb::test::run_plumb_to(
-                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
-              0)
-        << slurp(c.log);
-    plumb::test::write_file(
-        c.dir.path / "bm25.json",
-        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    ASSERT_NO_FATAL_FAILURE(c.index_whole_with_pipeline());
     EXPECT_EQ(mpirun(2,
                      "search --pipeline " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +
                          "/run.x --quiet",
@@ -226,13 +261,7 @@ TEST(MpiCli, PipelineStatsPerRank) {
     if (!PLUMB_TEST_WITH_TORCH) GTEST_SKIP() << "plumb pipeline is in the LibTorch CLI module";
     Corpus c;
     const auto& d = c.d;
-    ASSERT_EQ(plumb::test::run_plumb_to(
-                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/whole --quiet", c.log),
-              0)
-        << slurp(c.log);
-    plumb::test::write_file(
-        c.dir.path / "bm25.json",
-        R"({"first_stage": {"type": "bm25", "index": ")" + d + R"(/whole"}, "k": 10})");
+    ASSERT_NO_FATAL_FAILURE(c.index_whole_with_pipeline());
     // pipeline --stats: each rank's table, labelled with its queries (26 topics: 13 + 13).
     EXPECT_EQ(mpirun(2,
                      "pipeline --config " + d + "/bm25.json --topics " + d + "/topics.tsv -o " + d +

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,12 +103,15 @@ TEST(MpiShardedSearch, BatchPartAndRunEqualOneProcessOverTheShards) {
             EXPECT_EQ(run_text(part),
                       run_text({want.begin() + static_cast<std::ptrdiff_t>(p.first),
                                 want.begin() + static_cast<std::ptrdiff_t>(p.first + p.count)}));
-            // search_run: batches of 1 (one rank without a query), 3 and all.
-            for (std::size_t b : {std::size_t{1}, std::size_t{3}, std::size_t{100}}) {
+            // search_run: batches of 1 (one rank without a query), 3 and all; 1 and 2 threads
+            // (the run lines formatted in one buffer or per query).
+            for (std::size_t b : {std::size_t{1}, std::size_t{3}, std::size_t{100}})
+            for (unsigned threads : {1u, 2u}) {
                 const auto file = shared.path / ("run." + std::to_string(b));
                 std::optional<plumb::AtomicFile> out;
                 if (w.rank() == 0) out.emplace(file);
-                const auto lines = dist.search_run(queries, k, o, "t", out ? &*out : nullptr, 1, b);
+                const auto lines =
+                    dist.search_run(queries, k, o, "t", out ? &*out : nullptr, threads, b);
                 std::size_t expected = 0;
                 for (const auto& l : want) expected += l.candidates.size();
                 EXPECT_EQ(lines, expected) << "batch " << b;
@@ -119,6 +124,49 @@ TEST(MpiShardedSearch, BatchPartAndRunEqualOneProcessOverTheShards) {
             }
         }
     }
+}
+
+// The owner's merge of the ranks' lists (views into the received bytes) against
+// index::merge_topk (a full sort of every hit) on random lists with many ties: 1 to 3 lists
+// (the linear scan over the heads) and 12 (the heap).
+TEST(MpiShardedSearch, MergeHitsEqualsMergeTopk) {
+    std::mt19937 rng(16);
+    for (std::size_t lists : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{12}}) {
+        for (std::size_t k : {std::size_t{1}, std::size_t{7}, std::size_t{60}}) {
+            SCOPED_TRACE("lists " + std::to_string(lists) + " k " + std::to_string(k));
+            std::vector<std::vector<plumb::index::ShardHit>> per(lists);
+            std::uniform_int_distribution<int> score(0, 9);  // few values: many ties
+            std::uniform_int_distribution<int> len(0, 30);
+            int id = 0;
+            for (auto& l : per) {
+                const int n = len(rng);
+                for (int i = 0; i < n; ++i) {
+                    // ids of different lengths and orders ("d10" < "d9" byte-wise)
+                    l.push_back({"d" + std::to_string((id++ * 7919) % 1000),
+                                 static_cast<float>(score(rng)) / 4.0f, 0, 0});
+                }
+                std::sort(l.begin(), l.end(), plumb::index::shard_hit_before);
+            }
+            const auto want = plumb::index::merge_topk(per, k);
+            std::vector<std::vector<plumb::mpi::detail::MergedHit>> views(lists);
+            for (std::size_t l = 0; l < lists; ++l) {
+                for (const auto& h : per[l]) views[l].push_back({h.score, 0, 0, h.docid});
+            }
+            std::vector<plumb::mpi::detail::MergedHit> got{{-1.0f, 0, 0, "before"}};
+            plumb::mpi::detail::merge_hits(views, k, got);
+            ASSERT_EQ(got.size(), want.size() + 1);
+            EXPECT_EQ(got[0].id, "before");  // appended, not replaced
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                EXPECT_EQ(got[i + 1].id, want[i].docid) << i;
+                EXPECT_EQ(got[i + 1].score, want[i].score) << i;
+            }
+        }
+    }
+    // The same hit on two lists (a document in two shards) is an error.
+    std::vector<std::vector<plumb::mpi::detail::MergedHit>> dup{{{2.0f, 0, 0, "a"}},
+                                                                {{2.0f, 0, 0, "a"}}};
+    std::vector<plumb::mpi::detail::MergedHit> out;
+    EXPECT_THROW(plumb::mpi::detail::merge_hits(dup, 5, out), plumb::Error);
 }
 
 int main(int argc, char** argv) {
