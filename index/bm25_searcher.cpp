@@ -93,16 +93,20 @@ struct Bm25Searcher::Impl {
     /// Intra-query parallelism (SearchOptions::intra_query): the open split queries.
     mutable detail::IntraQueryScheduler scheduler;
 
-    /// Scans chunks of other threads' split queries while any has one left.
-    void help() const {
+    /// Scans chunks of other threads' split queries while any has one left, starting none at
+    /// or after `until` (the helping thread's own query waits meanwhile).
+    void help(std::chrono::steady_clock::time_point until) const {
         unsigned chunk = 0;
-        while (detail::SplitTask* t = scheduler.join(chunk)) {
+        while (std::chrono::steady_clock::now() < until) {
+            detail::SplitTask* t = scheduler.join(chunk);
+            if (!t) break;
             detail::TopKHeap top(t->k);
             detail::IntraQueryRun run;
             run.scheduler = &scheduler;
             run.task = t;
             run.helper = true;
             run.chunk = chunk;
+            run.help_until = until;
             std::unique_ptr<Bm25Workspace> ws;
             try {
                 ws = acquire();
@@ -120,7 +124,8 @@ struct Bm25Searcher::Impl {
     /// Block-max MaxScore as the owner of a query that may split (intra-query parallelism).
     std::vector<Hit> search_split(const Bm25Query& query, Bm25Workspace& ws, std::size_t k,
                                   const IntraQueryOptions& intra,
-                                  std::chrono::steady_clock::time_point start) const {
+                                  std::chrono::steady_clock::time_point start,
+                                  std::chrono::steady_clock::time_point lend_until) const {
         detail::TopKHeap top(k);
         detail::SplitTask task;
         detail::IntraQueryRun run;
@@ -129,13 +134,13 @@ struct Bm25Searcher::Impl {
         run.start = start;
         run.after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double, std::milli>(intra.after_ms));
-        run.help_until = start + run.after / 2;
+        run.help_until = lend_until;
         run.k = k;
         run.n_docs = static_cast<std::uint32_t>(d.doclen.size());
         // (No split into chunks narrower than the first window: nothing to gain.)
         run.min_docs = intra.parts * detail::kFirstScoreWindow;
         run.own = &task;
-        run.help = [this] { help(); };
+        run.help = [this, &run] { help(run.help_until); };
         try {
             detail::Bm25BlockMaxMaxScore{}.scan(query, ws, top, &run);
         } catch (...) {
@@ -318,10 +323,15 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     }
     const auto& intra = options.intra_query;
     const bool split = intra.parts >= 2;
-    if (split && !(intra.after_ms >= 0.0 && std::isfinite(intra.after_ms)))
-        throw InvalidArgument("intra-query parallelism: after_ms must be finite and >= 0");
+    if (split && !(intra.after_ms >= 0.0 && std::isfinite(intra.after_ms) &&
+                   intra.lend_ms >= 0.0 && std::isfinite(intra.lend_ms)))
+        throw InvalidArgument("intra-query parallelism: after_ms and lend_ms must be finite and >= 0");
     // Other threads' split queries first: their chunks are waiting.
-    if (split && m_impl->scheduler.pending()) m_impl->help();
+    // (A thread lends at most lend_ms per query of its own, plus the chunk it is scanning then.)
+    const auto lend_until =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double, std::milli>(split ? intra.lend_ms : 0.0));
+    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until);
     auto ws = m_impl->acquire();
     try {
         // One case per algorithm (detail/bm25_*.hpp), each with the top-k queue it fills.
@@ -332,7 +342,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                 break;
             case SearchAlgorithm::BlockMaxMaxScore:
                 if (split) {
-                    hits = m_impl->search_split(query, *ws, k, intra, start);
+                    hits = m_impl->search_split(query, *ws, k, intra, start, lend_until);
                 } else {
                     hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
                 }

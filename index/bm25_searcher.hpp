@@ -90,8 +90,10 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 /// still running `after_ms` after its search began splits the rest of its document-number range
 /// into `parts` chunks, which the threads that search the same Bm25Searcher concurrently with
 /// this option set take over at their next search call or window boundary (every few thousand
-/// documents; only while their own query has run less than after_ms / 2: a longer one would
-/// only grow longer), sharing the query's score threshold; the query's own thread scans every chunk
+/// documents), sharing the query's score threshold: a thread starts others' chunks only within
+/// the first `lend_ms` of a query of its own (a query that has run longer may be long itself,
+/// and its helping would make it longer still), so each query grows by at most lend_ms plus one
+/// chunk; the query's own thread scans every chunk
 /// nobody else took, then merges. Results are exactly those of one pass (same documents, order
 /// and bit-identical scores); only the latency changes: a long query's shrinks, a helping
 /// thread's current query grows by the chunks it scans. Meant for hosts that search from
@@ -102,6 +104,7 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 struct IntraQueryOptions {
     unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
     double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
+    double lend_ms = 0.25;  ///< help others only within this long of a query's start (>= 0)
 };
 
 struct SearchOptions {

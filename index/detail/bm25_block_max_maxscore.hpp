@@ -141,7 +141,10 @@ struct Bm25BlockMaxMaxScore {
             }
             if (base >= hi) {  // (also kEndDoc: the lists are done)
                 unsigned c = 0;
-                if (!task || base == kEndDoc || !par->scheduler->claim(*task, c)) break;
+                if (!task || base == kEndDoc) break;
+                // (A helper lends its thread for a bounded time: the owner takes what is left.)
+                if (par->helper && std::chrono::steady_clock::now() >= par->help_until) break;
+                if (!par->scheduler->claim(*task, c)) break;
                 enter(task->chunk_lo(c));
                 hi = task->chunk_hi(c);
                 continue;

@@ -158,8 +158,9 @@ struct IntraQueryRun {
     unsigned parts = 0;   ///< chunks of a split (>= 2)
     std::chrono::steady_clock::time_point start;
     std::chrono::steady_clock::duration after{};  ///< split when still running after this
-    /// Help other queries (at window boundaries) only before this time.
-    std::chrono::steady_clock::time_point help_until;
+    /// The owner: help other queries (at window boundaries) only before this time. A helper:
+    /// take no further chunk at or after it.
+    std::chrono::steady_clock::time_point help_until = std::chrono::steady_clock::time_point::max();
     std::size_t k = 0;
     std::uint32_t n_docs = 0;
     /// Minimum documents left for a split to be worth it.

@@ -577,6 +577,9 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
     split.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
     split.intra_query.after_ms = -1;
     EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
+    split.intra_query.after_ms = 0;
+    split.intra_query.lend_ms = std::nan("");
+    EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
 }
 
 TEST_F(TieCorpus, IntraQueryParallelismAcrossThreadsEqualsOnePass) {
@@ -586,6 +589,7 @@ TEST_F(TieCorpus, IntraQueryParallelismAcrossThreadsEqualsOnePass) {
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
     split.intra_query.parts = 4;
     split.intra_query.after_ms = 0;
+    split.intra_query.lend_ms = 1e6;  // any time
     const auto queries = random_queries(150);
     std::vector<std::vector<pi::Hit>> want;
     for (const auto& q : queries) want.push_back(searcher->search(q, 10, ex));
