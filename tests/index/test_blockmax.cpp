@@ -557,14 +557,16 @@ TEST_F(TieCorpus, SplitChunksMergeToTheOnePassTopK) {
 }
 
 TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
-    // One thread: a query split at its first check (after_ms 0) scans every chunk itself.
+    // One thread: a query split at its first check (after_ms 0) scans every chunk itself; one
+    // that never splits (after_ms 1e6) is the plain scan.
     pi::SearchOptions ex, split;
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
-    for (unsigned parts : {2u, 3u, 8u}) {
+    for (unsigned parts : {2u, 3u, 8u}) for (double after : {0.0, 1e6}) {
         split.intra_query.parts = parts;
-        split.intra_query.after_ms = 0;
+        split.intra_query.after_ms = after;
         for (const auto& q : random_queries(200)) {
-            for (std::size_t k : {1, 10, 100}) {
+            // (k = 1000: the exhaustive path, which ignores the option.)
+            for (std::size_t k : {1, 10, 100, 1000}) {
                 expect_same(searcher->search(q, k, ex), searcher->search(q, k, split),
                             q + " parts=" + std::to_string(parts));
             }
