@@ -93,14 +93,14 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 /// documents), sharing the query's score threshold: a thread starts others' chunks only within
 /// the first `lend_ms` of a query of its own (a query that has run longer may be long itself,
 /// and its helping would make it longer still), so each query grows by at most lend_ms plus one
-/// chunk; the query's own thread scans every chunk
-/// nobody else took, then merges. Results are exactly those of one pass (same documents, order
-/// and bit-identical scores); only the latency changes: a long query's shrinks, a helping
-/// thread's current query grows by the chunks it scans. Meant for hosts that search from
-/// several threads at once (a thread alone scans all its chunks itself, a little slower). The
-/// technique: incremental parallelism of long requests (Haque et al., "Few-to-Many", ASPLOS
-/// 2015) restricted to long queries as in predictive parallelisation (Jeon et al., SIGIR 2014),
-/// with elapsed time as the predictor (index/README.md: the figures).
+/// chunk; the query's own thread scans every chunk nobody else took, then merges. Results are
+/// exactly those of one pass (same documents, order and bit-identical scores); only the latency
+/// changes: a long query's shrinks, a helping thread's current query grows by the chunks it
+/// scans. Meant for hosts that search from several threads at once (a thread alone scans all its
+/// chunks itself, a little slower). The technique: incremental parallelism of long requests
+/// (Haque et al., "Few-to-Many", ASPLOS 2015) restricted to long queries as in predictive
+/// parallelisation (Jeon et al., SIGIR 2014), with elapsed time as the predictor
+/// (index/README.md; figures: bench/README.md, "Intra-query parallelism").
 struct IntraQueryOptions {
     unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
     double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
