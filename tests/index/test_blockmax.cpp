@@ -584,7 +584,7 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
     EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
 }
 
-TEST_F(TieCorpus, IntraQueryParallelismAcrossThreadsEqualsOnePass) {
+TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
     // Three threads search the same queries at once, every query splitting at once: the
     // threads take each other's chunks; every result is still the one-pass top k.
     pi::SearchOptions ex, split;
