@@ -43,7 +43,10 @@ namespace plumb::index::detail {
 
 struct Bm25Query;
 
-/// One split query: its document range [lo, n_docs) in `parts` chunks of equal width.
+/// One split query: its document range [lo, n_docs) in `parts` chunks of decreasing width (as
+/// OpenMP's guided schedule: chunk c spans the fractions 1 - ((parts - c) / parts)^2 to
+/// 1 - ((parts - c - 1) / parts)^2 of the range, widths 2 (parts - c) - 1 in parts^2): whoever
+/// is first done waits for the others' last chunk, the narrowest.
 struct SplitTask {
     const Bm25Query* query = nullptr;
     std::size_t k = 0;
@@ -53,7 +56,11 @@ struct SplitTask {
     std::atomic<double> theta{-1.0};
 
     std::uint32_t chunk_lo(unsigned c) const {
-        return lo + static_cast<std::uint32_t>(static_cast<std::uint64_t>(n_docs - lo) * c / parts);
+        if (c >= parts) return n_docs;
+        // (Monotone in c, lo at 0, n_docs at parts: all a split needs.)
+        const double f = static_cast<double>(parts - c) / static_cast<double>(parts);
+        const double rest = static_cast<double>(n_docs - lo) * f * f;
+        return n_docs - static_cast<std::uint32_t>(rest);
     }
     std::uint32_t chunk_hi(unsigned c) const { return chunk_lo(c + 1); }
     /// Raises theta to at least `t`.
