@@ -3,7 +3,11 @@
 // with 1 and 2 threads, whole-process time of `plumb search`, and plumb/Xapian ratios with the
 // goals of issue 2 (search >= 4x Xapian q/s at k = 1000 single-threaded; indexing >= 2x docs/s)
 // and of the dynamic-pruning issue (k = 10 >= 8x Xapian single-threaded; 2 threads >= 1.8x one
-// thread at every k with a p99 not above the 1-thread p99).
+// thread at every k with a p99 not above the 1-thread p99). The passes with more than one
+// thread use intra-query parallelism (SearchOptions::intra_query: a long block-max query's rest
+// is split among the threads; --intra-query-parts 0 turns it off, --compare-intra-query times
+// them both ways); the 1-thread passes never split. --rounds repeats the timed plumb passes,
+// interleaved, for a steadier p99; --latencies writes every query's latency and CPU time.
 //
 // Fairness: both systems index the same analysed terms (plumb's analyzer: standard tokenizer,
 // lower case, stop words, Porter), store the passage text, and search bags of the same analysed
@@ -25,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -154,6 +159,15 @@ struct SearchRun {
     double p50_ms = 0;
     double p99_ms = 0;
     double mean_hits = 0;
+    /// Per query, in completion order: query number, thread, start (ms since the pass began),
+    /// latency ms (--latencies).
+    struct Sample {
+        std::size_t query;
+        unsigned thread;
+        double start_ms, ms;
+        double cpu_ms;  ///< the thread's CPU time during the query (ms - cpu_ms: not running)
+    };
+    std::vector<Sample> samples;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -163,12 +177,19 @@ double percentile(std::vector<double> v, double p) {
     return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
+/// CPU time of the calling thread, ms.
+double thread_cpu_ms() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
 /// Runs `search(thread, query) -> hits` over all queries with `threads` threads pulling from a
 /// shared counter; per-query latency and whole-pass wall time.
 template <class MakeWorker>
 SearchRun timed_pass(const std::string& system, std::size_t nq, unsigned threads, std::size_t k,
                      MakeWorker&& make_worker) {
-    std::vector<std::vector<double>> lat(threads);
+    std::vector<std::vector<SearchRun::Sample>> lat(threads);
     std::vector<std::uint64_t> hits(threads, 0);
     std::atomic<std::size_t> next{0};
     std::vector<std::function<std::size_t(std::size_t)>> workers;
@@ -183,10 +204,13 @@ SearchRun timed_pass(const std::string& system, std::size_t nq, unsigned threads
                 for (;;) {
                     std::size_t q = next.fetch_add(1);
                     if (q >= nq) break;
+                    const double c0 = thread_cpu_ms();
                     auto s = Clock::now();
                     hits[t] += workers[t](q);
-                    lat[t].push_back(
-                        std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+                    auto e = Clock::now();
+                    lat[t].push_back({q, t, std::chrono::duration<double, std::milli>(s - t0).count(),
+                                      std::chrono::duration<double, std::milli>(e - s).count(),
+                                      thread_cpu_ms() - c0});
                 }
             } catch (...) {
                 std::lock_guard lock(error_mutex);
@@ -199,11 +223,12 @@ SearchRun timed_pass(const std::string& system, std::size_t nq, unsigned threads
     if (error) std::rethrow_exception(error);
     std::vector<double> all;
     std::uint64_t total_hits = 0;
+    SearchRun r;
     for (unsigned t = 0; t < threads; ++t) {
-        all.insert(all.end(), lat[t].begin(), lat[t].end());
+        for (const auto& x : lat[t]) all.push_back(x.ms);
+        r.samples.insert(r.samples.end(), lat[t].begin(), lat[t].end());
         total_hits += hits[t];
     }
-    SearchRun r;
     r.system = system;
     r.threads = threads;
     r.k = k;
@@ -267,8 +292,38 @@ int main(int argc, char** argv) {
     app.add_flag("--reuse", reuse, "Reuse existing indexes in --work (no indexing figures)");
     app.add_flag("--skip-xapian", skip_xapian, "Measure plumb only");
     app.add_option("--json", json_out, "Also write the figures as JSON to this file");
+    std::string latencies_out;
+    app.add_option("--latencies", latencies_out,
+                   "Also write every timed query's latency as TSV to this file (system, threads, "
+                   "k, query, thread, start ms, ms, thread CPU ms)");
     std::string algorithm = "auto";
     app.add_option("--algorithm", algorithm, "plumb's BM25 algorithm (plumb search --algorithm)")
+        ->capture_default_str();
+    std::size_t rounds = 1;
+    app.add_option("--rounds", rounds,
+                   "plumb: run the timed passes (every thread count and k) this many times over, "
+                   "interleaved; q/s, p50 and p99 over all rounds' latencies (a steadier p99 "
+                   "than 1,000 topics give once, and drift of the machine's speed spread over "
+                   "every configuration alike)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    bool compare_intra = false;
+    app.add_flag("--compare-intra-query", compare_intra,
+                 "Also time the passes with more than one thread without intra-query parallelism "
+                 "(system plumb-nosplit), interleaved with the others");
+    plumb::index::IntraQueryOptions intra;  // (after_ms, lend_ms: the library's defaults)
+    intra.parts = 8;
+    app.add_option("--intra-query-parts", intra.parts,
+                   "plumb passes with more than one thread: split a long query's rest into this "
+                   "many chunks that the other threads take over (SearchOptions::intra_query; 0 "
+                   "= off; the 1-thread passes never split)")
+        ->capture_default_str();
+    app.add_option("--intra-query-after-ms", intra.after_ms,
+                   "... a query still running after this many ms")
+        ->capture_default_str();
+    app.add_option("--intra-query-lend-ms", intra.lend_ms,
+                   "... a thread takes others' chunks only within this many ms of its own "
+                   "query's start")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
@@ -304,21 +359,60 @@ int main(int argc, char** argv) {
         const auto docs = searcher->index().info().documents;
         std::vector<SearchRun> runs;
 
-        auto plumb_worker = [&](std::size_t k) {
-            return [&, k](unsigned) {
-                return std::function<std::size_t(std::size_t)>([&, k](std::size_t q) {
-                    return searcher->search(queries[q].text, k, search_options).size();
+        // Passes with several threads: intra-query parallelism (the 1-thread passes: none).
+        plumb::index::SearchOptions parallel_options = search_options;
+        parallel_options.intra_query = intra;
+        auto plumb_worker = [&](std::size_t k, bool split = false) {
+            const plumb::index::SearchOptions* o = split ? &parallel_options : &search_options;
+            return [&, k, o](unsigned) {
+                return std::function<std::size_t(std::size_t)>([&, k, o](std::size_t q) {
+                    return searcher->search(queries[q].text, k, *o).size();
                 });
             };
         };
-        std::fprintf(stderr, "searching with plumb (%zu queries)...\n", nq);
+        std::fprintf(stderr, "searching with plumb (%zu queries, %zu round(s))...\n", nq, rounds);
         timed_pass("plumb", nq, 1, 1000, plumb_worker(1000));  // warm-up
+        struct PlumbPass {
+            std::string system;
+            unsigned threads;
+            std::size_t k;
+            bool split;
+        };
+        std::vector<PlumbPass> passes;
+        const bool splits = intra.parts >= 2;
         for (unsigned t : thread_counts) {
             // Warm-up with this thread count too (each thread's pooled workspace and core
             // caches): otherwise the first timed pass with more threads pays it.
             if (t > 1 && !ks.empty())
-                timed_pass("plumb", nq, t, ks.front(), plumb_worker(ks.front()));
-            for (std::size_t k : ks) runs.push_back(timed_pass("plumb", nq, t, k, plumb_worker(k)));
+                timed_pass("plumb", nq, t, ks.front(), plumb_worker(ks.front(), splits));
+            for (std::size_t k : ks) {
+                passes.push_back({"plumb", t, k, t > 1 && splits});
+                if (t > 1 && splits && compare_intra) passes.push_back({"plumb-nosplit", t, k, false});
+            }
+        }
+        std::vector<SearchRun> pooled(passes.size());
+        for (std::size_t round = 0; round < rounds; ++round) {
+            for (std::size_t i = 0; i < passes.size(); ++i) {
+                const auto& c = passes[i];
+                auto r = timed_pass(c.system, nq, c.threads, c.k, plumb_worker(c.k, c.split));
+                if (round == 0) {
+                    pooled[i] = std::move(r);
+                    continue;
+                }
+                auto& p = pooled[i];
+                p.samples.insert(p.samples.end(), r.samples.begin(), r.samples.end());
+                p.seconds += r.seconds;
+                p.mean_hits += r.mean_hits;
+            }
+        }
+        for (auto& p : pooled) {  // figures over every round
+            std::vector<double> ms;
+            for (const auto& x : p.samples) ms.push_back(x.ms);
+            p.qps = p.seconds > 0 ? static_cast<double>(ms.size()) / p.seconds : 0;
+            p.p50_ms = percentile(ms, 0.50);
+            p.p99_ms = percentile(ms, 0.99);
+            p.mean_hits /= static_cast<double>(rounds);
+            runs.push_back(std::move(p));
         }
         struct rusage ru {};
         ::getrusage(RUSAGE_SELF, &ru);
@@ -390,8 +484,21 @@ int main(int argc, char** argv) {
             static_cast<unsigned long long>(docs), nq, std::thread::hardware_concurrency(),
             load_start, load_end);
         out["load_average"] = {load_start, load_end};
-        std::printf("plumb BM25 algorithm: %s\n", algorithm.c_str());
+        std::printf("plumb BM25 algorithm: %s; %zu round(s) of timed plumb passes\n",
+                    algorithm.c_str(), rounds);
+        out["rounds"] = rounds;
         out["algorithm"] = algorithm;
+        if (intra.parts >= 2) {
+            std::printf(
+                "plumb passes with >1 thread: intra-query parallelism, a block-max query still "
+                "running after %.2f ms splits its rest into %u chunks, taken by threads within "
+                "%.2f ms of their own query's start (1-thread passes: off)\n",
+                intra.after_ms, intra.parts, intra.lend_ms);
+        } else {
+            std::printf("plumb intra-query parallelism: off\n");
+        }
+        out["intra_query"] = {
+            {"parts", intra.parts}, {"after_ms", intra.after_ms}, {"lend_ms", intra.lend_ms}};
         std::printf("\nIndexing (plumb: %u analysis thread(s) + writer; Xapian: 1 thread)\n",
                     index_threads);
         std::printf("  %-8s %12s %10s %14s\n", "system", "docs/s", "seconds", "peak RSS MB");
@@ -427,6 +534,20 @@ int main(int argc, char** argv) {
                                      {"p50_ms", r.p50_ms},
                                      {"p99_ms", r.p99_ms},
                                      {"seconds", r.seconds}});
+        }
+        if (!latencies_out.empty()) {
+            const std::string tmp = latencies_out + ".tmp";
+            std::FILE* f = std::fopen(tmp.c_str(), "w");
+            if (!f) throw plumb::IoError(tmp + ": cannot write");
+            std::fputs("system\tthreads\tk\tquery\tthread\tstart_ms\tms\tcpu_ms\n", f);
+            for (const auto& r : runs)
+                for (const auto& x : r.samples)
+                    std::fprintf(f, "%s\t%u\t%zu\t%zu\t%u\t%.4f\t%.4f\t%.4f\n",
+                                 r.system.c_str(), r.threads, r.k, x.query, x.thread, x.start_ms,
+                                 x.ms, x.cpu_ms);
+            const bool ok = std::fflush(f) == 0;
+            if (std::fclose(f) != 0 || !ok) throw plumb::IoError(tmp + ": write failed");
+            fs::rename(tmp, latencies_out);
         }
         out["plumb_open_seconds"] = plumb_open_s;
         out["search_peak_rss_mb"] = search_rss_mb;
@@ -476,11 +597,12 @@ int main(int argc, char** argv) {
         }
         // Thread scaling (issue: 2 threads >= 1.8x one thread at every k, p99 not above it).
         for (std::size_t k : ks) {
-            const SearchRun *one = nullptr, *two = nullptr;
+            const SearchRun *one = nullptr, *two = nullptr, *nosplit = nullptr;
             for (const auto& r : runs) {
-                if (r.system != "plumb" || r.k != k) continue;
-                if (r.threads == 1) one = &r;
-                if (r.threads == 2) two = &r;
+                if (r.k != k) continue;
+                if (r.system == "plumb" && r.threads == 1) one = &r;
+                if (r.system == "plumb" && r.threads == 2) two = &r;
+                if (r.system == "plumb-nosplit" && r.threads == 2) nosplit = &r;
             }
             if (!one || !two || one->qps <= 0) continue;
             const double sc = two->qps / one->qps;
@@ -488,6 +610,17 @@ int main(int argc, char** argv) {
             std::printf("  plumb 2 threads vs 1, k=%-5zu q/s %.2fx, p99 %.2f vs %.2f ms  %s\n", k,
                         sc, two->p99_ms, one->p99_ms, met ? "MET" : "NOT MET");
             out["ratios"]["scaling_k" + std::to_string(k)] = sc;
+            out["ratios"]["p99_2t_over_1t_k" + std::to_string(k)] = two->p99_ms / one->p99_ms;
+            if (nosplit) {
+                std::printf(
+                    "    (without intra-query parallelism: q/s %.2fx, p99 %.2f ms = %.2fx the "
+                    "1-thread p99; with it %.2fx)\n",
+                    nosplit->qps / one->qps, nosplit->p99_ms, nosplit->p99_ms / one->p99_ms,
+                    two->p99_ms / one->p99_ms);
+                out["ratios"]["nosplit_scaling_k" + std::to_string(k)] = nosplit->qps / one->qps;
+                out["ratios"]["nosplit_p99_2t_over_1t_k" + std::to_string(k)] =
+                    nosplit->p99_ms / one->p99_ms;
+            }
         }
         if (cli_seconds >= 0) {
             std::printf(

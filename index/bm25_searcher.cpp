@@ -1,6 +1,7 @@
 #include "index/bm25_searcher.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "index/detail/batch_search.hpp"
 #include "index/detail/bm25_block_max_maxscore.hpp"
 #include "index/detail/bm25_exhaustive.hpp"
+#include "index/detail/bm25_intra_query.hpp"
 #include "index/detail/bm25_maxscore.hpp"
 #include "index/detail/bm25_query.hpp"
 #include "index/detail/bm25_taat_maxscore.hpp"
@@ -86,6 +88,68 @@ struct Bm25Searcher::Impl {
     void release(std::unique_ptr<Bm25Workspace> w) const {
         std::lock_guard lock(mu);
         pool.push_back(std::move(w));
+    }
+
+    /// Intra-query parallelism (SearchOptions::intra_query): the open split queries.
+    mutable detail::IntraQueryScheduler scheduler;
+
+    /// Scans chunks of other threads' split queries while any has one left, starting none at
+    /// or after `until` (the helping thread's own query waits meanwhile).
+    void help(std::chrono::steady_clock::time_point until) const {
+        unsigned chunk = 0;
+        while (std::chrono::steady_clock::now() < until) {
+            detail::SplitTask* t = scheduler.join(chunk);
+            if (!t) break;
+            detail::TopKHeap top(t->k);
+            detail::IntraQueryRun run;
+            run.scheduler = &scheduler;
+            run.task = t;
+            run.helper = true;
+            run.chunk = chunk;
+            run.help_until = until;
+            std::unique_ptr<Bm25Workspace> ws;
+            try {
+                ws = acquire();
+                detail::Bm25BlockMaxMaxScore{}.scan(*t->query, *ws, top, &run);
+            } catch (...) {
+                // (The workspace may hold a half-scored window: dropped.)
+                scheduler.leave(*t, {}, std::current_exception());
+                continue;
+            }
+            scheduler.leave(*t, top.entries());
+            release(std::move(ws));
+        }
+    }
+
+    /// Block-max MaxScore as the owner of a query that may split (intra-query parallelism).
+    std::vector<Hit> search_split(const Bm25Query& query, Bm25Workspace& ws, std::size_t k,
+                                  const IntraQueryOptions& intra,
+                                  std::chrono::steady_clock::time_point start,
+                                  std::chrono::steady_clock::time_point lend_until) const {
+        detail::TopKHeap top(k);
+        detail::SplitTask task;
+        detail::IntraQueryRun run;
+        run.scheduler = &scheduler;
+        run.parts = intra.parts;
+        run.start = start;
+        run.after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double, std::milli>(intra.after_ms));
+        run.help_until = lend_until;
+        run.k = k;
+        run.n_docs = static_cast<std::uint32_t>(d.doclen.size());
+        // (No split into chunks narrower than the first window: nothing to gain.)
+        run.min_docs = intra.parts * detail::kFirstScoreWindow;
+        run.own = &task;
+        run.help = [this, &run] { help(run.help_until); };
+        try {
+            detail::Bm25BlockMaxMaxScore{}.scan(query, ws, top, &run);
+        } catch (...) {
+            // Published and not closed (the scan failed before its end): helpers must finish
+            // with the task before it goes away.
+            if (run.task && !task.closed) scheduler.close(task);
+            throw;
+        }
+        return top.finish();
     }
 };
 
@@ -171,6 +235,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     if (!(p.k1 >= 0.0f) || !std::isfinite(p.k1) || !(p.b >= 0.0f && p.b <= 1.0f)) {
         throw InvalidArgument("BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1");
     }
+    const auto start = std::chrono::steady_clock::now();  // (intra-query parallelism's clock)
     const IndexData& d = m_index->data();
     if (k == 0 || !d.segment || terms.empty()) return {};
     const bool default_params = p.k1 == Bm25Params{}.k1 && p.b == Bm25Params{}.b && !p.lucene_norms;
@@ -256,6 +321,17 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                                  : std::string("no postings.bin")) +
             ": rebuild it or choose another algorithm");
     }
+    const auto& intra = options.intra_query;
+    const bool split = intra.parts >= 2;
+    if (split && !(intra.after_ms >= 0.0 && std::isfinite(intra.after_ms) &&
+                   intra.lend_ms >= 0.0 && std::isfinite(intra.lend_ms)))
+        throw InvalidArgument("intra-query parallelism: after_ms and lend_ms must be finite and >= 0");
+    // Other threads' split queries first: their chunks are waiting.
+    // (A thread lends at most lend_ms per query of its own, plus the chunk it is scanning then.)
+    const auto lend_until =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double, std::milli>(split ? intra.lend_ms : 0.0));
+    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until);
     auto ws = m_impl->acquire();
     try {
         // One case per algorithm (detail/bm25_*.hpp), each with the top-k queue it fills.
@@ -265,7 +341,11 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                 hits = run<detail::Bm25MaxScore>(query, *ws, detail::TopKHeap(k));
                 break;
             case SearchAlgorithm::BlockMaxMaxScore:
-                hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
+                if (split) {
+                    hits = m_impl->search_split(query, *ws, k, intra, start, lend_until);
+                } else {
+                    hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
+                }
                 break;
             case SearchAlgorithm::TaatMaxScore:
                 hits = run<detail::Bm25TaatMaxScore>(query, *ws,

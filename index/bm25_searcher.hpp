@@ -85,12 +85,35 @@ std::span<const std::string_view> search_algorithm_names();
 /// The algorithm called `name`; throws InvalidArgument listing the known names.
 SearchAlgorithm search_algorithm_from_name(std::string_view name);
 
+/// Intra-query parallelism for long queries, on the block-max MaxScore path (the default for
+/// k <= pruning_max_k on indexes with block-max metadata; other algorithms ignore it): a query
+/// still running `after_ms` after its search began splits the rest of its document-number range
+/// into `parts` chunks, which the threads that search the same Bm25Searcher concurrently with
+/// this option set take over at their next search call or window boundary (every few thousand
+/// documents), sharing the query's score threshold: a thread starts others' chunks only within
+/// the first `lend_ms` of a query of its own (a query that has run longer may be long itself,
+/// and its helping would make it longer still), so each query grows by at most lend_ms plus one
+/// chunk; the query's own thread scans every chunk nobody else took, then merges. Results are
+/// exactly those of one pass (same documents, order and bit-identical scores); only the latency
+/// changes: a long query's shrinks, a helping thread's current query grows by the chunks it
+/// scans. Meant for hosts that search from several threads at once (a thread alone scans all its
+/// chunks itself, a little slower). The technique: incremental parallelism of long requests
+/// (Haque et al., "Few-to-Many", ASPLOS 2015) restricted to long queries as in predictive
+/// parallelisation (Jeon et al., SIGIR 2014), with elapsed time as the predictor
+/// (index/README.md; figures: bench/README.md, "Intra-query parallelism").
+struct IntraQueryOptions {
+    unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
+    double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
+    double lend_ms = 0.25;  ///< help others only within this long of a query's start (>= 0)
+};
+
 struct SearchOptions {
     Bm25Params bm25;
     SearchAlgorithm algorithm = SearchAlgorithm::Auto;
     std::size_t pruning_max_k = 100;
     bool rm3 = false;
     Rm3Params rm3_params;
+    IntraQueryOptions intra_query;
 };
 
 /// One result.

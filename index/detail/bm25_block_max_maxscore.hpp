@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #include "index/detail/bm25_block_cursor.hpp"
+#include "index/detail/bm25_intra_query.hpp"
 #include "index/detail/bm25_query.hpp"  // the contract, the queues, the workspace
 
 namespace plumb::index::detail {
@@ -47,6 +50,15 @@ inline constexpr std::uint32_t kFirstScoreWindow = 128;
 /// the benchmark collection: its 128-posting blocks of the frequent words span few documents.)
 struct Bm25BlockMaxMaxScore {
     void operator()(const Bm25Query& query, Bm25Workspace& ws, TopKHeap& top) const {
+        scan(query, ws, top, nullptr);
+    }
+
+    /// The scan, optionally taking part in intra-query parallelism (detail/bm25_intra_query.hpp):
+    /// `par` null: the whole query, alone. Otherwise as the owner (par->helper false: the whole
+    /// query, split once it has run par->after, then chunks until none is left, then the
+    /// helpers' heaps merged into `top`) or as a helper (chunks of par->task from par->chunk
+    /// on, into `top`; the caller hands it back).
+    void scan(const Bm25Query& query, Bm25Workspace& ws, TopKHeap& top, IntraQueryRun* par) const {
         const auto& q = query.terms;
         const float k1p1 = query.k1p1;
         const IndexData& d = ws.index();
@@ -82,12 +94,64 @@ struct Bm25BlockMaxMaxScore {
         double theta = -1.0;  // no threshold until the heap is full
         std::size_t p = 0;    // terms [0, p) are non-essential
         std::uint32_t width = kFirstScoreWindow;
+        std::uint32_t hi = kEndDoc;  // end of the current range (chunk)
+        SplitTask* task = par ? par->task : nullptr;
+        // Moves the essential lists to the chunk starting at lo.
+        auto enter = [&](std::uint32_t lo) {
+            for (std::size_t j = p; j < m; ++j) cur[j]->next_geq(lo);
+        };
+        if (task) {  // a helper: its first chunk, with the threshold reached so far
+            theta = task->theta.load(std::memory_order_relaxed);
+            while (p < m && cum[p] * kUp < theta) ++p;
+            enter(task->chunk_lo(par->chunk));
+            hi = task->chunk_hi(par->chunk);
+            width = kScoreWindow;
+        }
+        unsigned windows = 0;
         while (p < m) {
+            if (task) {
+                const double t = task->theta.load(std::memory_order_relaxed);
+                if (t > theta) {
+                    theta = t;
+                    while (p < m && cum[p] * kUp < theta) ++p;
+                    if (p >= m) break;
+                }
+            } else if (par && (++windows & 3) == 0 && par->scheduler->pending() &&
+                       std::chrono::steady_clock::now() < par->help_until) {
+                // Other queries' chunks, while this one is young (an old one is a long query
+                // itself: helping would make it longer still).
+                par->help();
+            }
             std::uint32_t base = kEndDoc;
             for (std::size_t j = p; j < m; ++j) base = std::min(base, cur[j]->doc);
-            if (base == kEndDoc) break;
-            const std::uint32_t end = base >= kEndDoc - width ? kEndDoc : base + width;
-            const std::uint32_t words = (width + 63) / 64;
+            if (!task && par && (windows & 3) == 0 && base < par->n_docs &&
+                par->n_docs - base >= par->min_docs &&
+                std::chrono::steady_clock::now() - par->start >= par->after) {
+                // Still running: the rest of the range [base, n_docs) in chunks; this thread
+                // goes on with chunk 0.
+                task = par->task = par->own;
+                task->query = &query;
+                task->k = top.k();
+                task->lo = base;
+                task->n_docs = par->n_docs;
+                task->parts = par->parts;
+                task->theta.store(top.full() ? theta : -1.0, std::memory_order_relaxed);
+                par->scheduler->publish(*task);
+                hi = task->chunk_hi(0);
+            }
+            if (base >= hi) {  // (also kEndDoc: the lists are done)
+                unsigned c = 0;
+                if (!task || base == kEndDoc) break;
+                // (A helper lends its thread for a bounded time: the owner takes what is left.)
+                if (par->helper && std::chrono::steady_clock::now() >= par->help_until) break;
+                if (!par->scheduler->claim(*task, c)) break;
+                enter(task->chunk_lo(c));
+                hi = task->chunk_hi(c);
+                continue;
+            }
+            const std::uint32_t end =
+                std::min(base >= kEndDoc - width ? kEndDoc : base + width, hi);
+            const std::uint32_t words = (std::min(end - base, width) + 63) / 64;
             if (width < kScoreWindow) width *= 2;
             // Essential lists, in canonical order (highest bound first).
             for (std::size_t j = m; j-- > p;) {
@@ -160,11 +224,20 @@ struct Bm25BlockMaxMaxScore {
                 if (top.accepts(e)) {
                     top.push(e);
                     if (top.full()) {
-                        theta = top.worst().score;
+                        // (theta may already be higher: another participant's.)
+                        theta = std::max(theta, static_cast<double>(top.worst().score));
+                        if (task) task->offer_theta(top.worst().score);
                         while (p < m && cum[p] * kUp < theta) ++p;
                     }
                 }
             }
+        }
+        if (task && !par->helper) {
+            // The owner: every chunk is taken; the helpers' heaps join this one.
+            par->scheduler->close(*task);
+            if (task->error) std::rethrow_exception(task->error);
+            for (const TopKEntry& e : task->results)
+                if (top.accepts(e)) top.push(e);
         }
     }
 };

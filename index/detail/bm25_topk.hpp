@@ -48,6 +48,8 @@ public:
             std::push_heap(m_heap.begin(), m_heap.end(), kTopKBetter);
         }
     }
+    /// The kept entries, in heap order.
+    const std::vector<TopKEntry>& entries() const noexcept { return m_heap; }
     std::vector<Hit> finish() {
         std::sort_heap(m_heap.begin(), m_heap.end(), kTopKBetter);
         std::vector<Hit> hits;

@@ -1,19 +1,27 @@
 // Block-max metadata (postings.bin version 2) and block-max MaxScore: pruned vs exhaustive top k
 // (documents, bit-identical scores, order) on a corpus with many score ties and short and long
-// documents; version 1 indexes still searchable; corrupted block tables are IndexErrors.
+// documents; version 1 indexes still searchable; corrupted block tables are IndexErrors;
+// intra-query parallelism (split queries, chunks scanned by any thread) gives the same top k.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bm25_test_util.hpp"
 #include "index/bm25_searcher.hpp"
 #include "index/detail/bm25_block_cursor.hpp"
-#include "index/detail/bm25_block_max_maxscore.hpp"  // kScoreWindow
+#include "index/detail/bm25_block_max_maxscore.hpp"  // kScoreWindow, scan
+#include "index/detail/bm25_intra_query.hpp"
 #include "index/detail/bm25_query.hpp"               // kBoundSlack
 #include "index/detail/index_data.hpp"
 #include "index/index_builder.hpp"
@@ -426,4 +434,237 @@ TEST(PostingsReader, VarintsRunningPastTheTermAreCorrupt) {
     EXPECT_EQ(tfs[0], 3);
     EXPECT_EQ(docs[1], 3);
     EXPECT_EQ(tfs[1], 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intra-query parallelism (SearchOptions::intra_query, detail/bm25_intra_query.hpp): a split
+// query's chunks, scanned by whichever threads, merge to exactly the one-pass top k.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// The query the searcher builds for `terms` with default parameters (bm25_searcher.cpp):
+/// qtf * idf weights, bounds w * max_frac_default, canonical order (bound descending, ties by
+/// first occurrence). `norm` receives the length norms.
+pd::Bm25Query build_query(const pd::IndexData& d, const std::vector<pi::WeightedTerm>& terms,
+                          std::vector<float>& norm) {
+    const pi::Bm25Params p;
+    norm.resize(d.doclen.size());
+    for (std::size_t i = 0; i < norm.size(); ++i)
+        norm[i] = pd::bm25_norm(p.k1, p.b, d.doclen[i], d.info.avgdl);
+    pd::Bm25Query q;
+    q.norm = norm.data();
+    q.k1p1 = p.k1 + 1.0f;
+    q.block_bound.stored = true;
+    const double n = static_cast<double>(d.info.documents);
+    for (const auto& t : terms) {
+        const pd::TermEntry* e = d.find_term(t.term);
+        if (!e || e->df <= 0) continue;
+        const double df = static_cast<double>(e->df);
+        const auto idf = static_cast<float>(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
+        const float w = t.weight * idf;
+        q.terms.push_back({e, w, static_cast<double>(w) * static_cast<double>(e->max_frac_default)});
+    }
+    std::stable_sort(q.terms.begin(), q.terms.end(),
+                     [](const pd::Bm25Term& a, const pd::Bm25Term& b) { return a.ub > b.ub; });
+    return q;
+}
+
+/// Scans every chunk of a `parts`-way split of [lo, N) as a separate helper with its own heap
+/// (in `order`: the shared threshold then comes from chunks before or after), merges the heaps
+/// as the owner does, and returns the hits.
+std::vector<pi::Hit> scan_chunks(const pd::IndexData& d, const pd::Bm25Query& q, std::size_t k,
+                                 std::uint32_t lo, unsigned parts,
+                                 const std::vector<unsigned>& order) {
+    std::mutex mu;
+    pd::IntraQueryScheduler scheduler;
+    pd::SplitTask task;
+    task.query = &q;
+    task.k = k;
+    task.lo = lo;
+    task.n_docs = static_cast<std::uint32_t>(d.doclen.size());
+    task.parts = parts;
+    task.next = parts;  // every chunk handed out here: a helper scans just its own
+    pd::TopKHeap merged(k);
+    for (unsigned c : order) {
+        pd::Bm25Workspace ws(d, mu);
+        pd::TopKHeap top(k);
+        pd::IntraQueryRun run;
+        run.scheduler = &scheduler;
+        run.task = &task;
+        run.helper = true;
+        run.chunk = c;
+        pd::Bm25BlockMaxMaxScore{}.scan(q, ws, top, &run);
+        for (const auto& e : top.entries()) {
+            EXPECT_GE(e.doc, task.chunk_lo(c));
+            EXPECT_LT(e.doc, task.chunk_hi(c));
+            if (merged.accepts(e)) merged.push(e);
+        }
+    }
+    // Documents below lo: one more range scanned as one chunk.
+    if (lo > 0) {
+        pd::SplitTask head;
+        head.query = &q;
+        head.k = k;
+        head.lo = 0;
+        head.n_docs = lo;
+        head.parts = 1;
+        pd::Bm25Workspace ws(d, mu);
+        pd::TopKHeap top(k);
+        pd::IntraQueryRun run;
+        run.scheduler = &scheduler;
+        run.task = &head;
+        run.helper = true;
+        pd::Bm25BlockMaxMaxScore{}.scan(q, ws, top, &run);
+        for (const auto& e : top.entries())
+            if (merged.accepts(e)) merged.push(e);
+    }
+    return merged.finish();
+}
+
+}  // namespace
+
+TEST_F(TieCorpus, SplitChunksMergeToTheOnePassTopK) {
+    // Each chunk scanned alone (as a helper does), in document order and in reverse (a later
+    // chunk's threshold prunes an earlier one), chunk boundaries inside runs of tied
+    // documents: the merged heaps give the exhaustive top k.
+    const auto& d = searcher->index().data();
+    pi::SearchOptions ex;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    std::vector<float> norm;
+    std::size_t compared = 0;
+    for (const auto& text : random_queries(120)) {
+        const auto terms = searcher->query_terms(text);
+        const auto q = build_query(d, terms, norm);
+        if (q.terms.empty()) continue;
+        for (std::size_t k : {1, 10, 100}) {
+            const auto want = searcher->search_terms(terms, k, ex);
+            for (unsigned parts : {2u, 3u, 7u}) {
+                for (std::uint32_t lo : {0u, 1000u}) {
+                    std::vector<unsigned> order(parts);
+                    for (unsigned c = 0; c < parts; ++c) order[c] = c;
+                    expect_same(want, scan_chunks(d, q, k, lo, parts, order),
+                                text + " k=" + std::to_string(k));
+                    std::reverse(order.begin(), order.end());
+                    expect_same(want, scan_chunks(d, q, k, lo, parts, order),
+                                text + " reversed k=" + std::to_string(k));
+                    ++compared;
+                }
+            }
+        }
+    }
+    EXPECT_GT(compared, 1000u);
+}
+
+TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
+    // One thread: a query split at its first check (after_ms 0) scans every chunk itself; one
+    // that never splits (after_ms 1e6) is the plain scan.
+    pi::SearchOptions ex, split;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    for (unsigned parts : {2u, 3u, 8u}) for (double after : {0.0, 1e6}) {
+        split.intra_query.parts = parts;
+        split.intra_query.after_ms = after;
+        for (const auto& q : random_queries(200)) {
+            // (k = 1000: the exhaustive path, which ignores the option.)
+            for (std::size_t k : {1, 10, 100, 1000}) {
+                expect_same(searcher->search(q, k, ex), searcher->search(q, k, split),
+                            q + " parts=" + std::to_string(parts));
+            }
+        }
+    }
+    // Other algorithms ignore the option.
+    split.algorithm = pi::SearchAlgorithm::TaatMaxScore;
+    expect_same(searcher->search(word(1) + " " + word(3), 10, ex),
+                searcher->search(word(1) + " " + word(3), 10, split), "taat");
+    split.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    split.intra_query.after_ms = -1;
+    EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
+    split.intra_query.after_ms = 0;
+    split.intra_query.lend_ms = std::nan("");
+    EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
+}
+
+TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
+    // Three threads search the same queries at once, every query splitting at once: the
+    // threads take each other's chunks; every result is still the one-pass top k.
+    pi::SearchOptions ex, split;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    split.intra_query.parts = 4;
+    split.intra_query.after_ms = 0;
+    split.intra_query.lend_ms = 1e6;  // any time
+    const auto queries = random_queries(150);
+    std::vector<std::vector<pi::Hit>> want;
+    for (const auto& q : queries) want.push_back(searcher->search(q, 10, ex));
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 3; ++t) {
+        pool.emplace_back([&, t] {
+            for (int round = 0; round < 4; ++round) {
+                for (std::size_t i = 0; i < queries.size(); ++i) {
+                    const std::size_t qi = (i + static_cast<std::size_t>(t) * 50) % queries.size();
+                    auto got = searcher->search(queries[qi], 10, split);
+                    bool same = got.size() == want[qi].size();
+                    for (std::size_t r = 0; same && r < got.size(); ++r)
+                        same = got[r].doc == want[qi][r].doc && got[r].score == want[qi][r].score;
+                    if (!same) ++mismatches;
+                }
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
+    // 20,000 documents of the same text (one score) among others, external ids a permutation
+    // of the document numbers (i * 7919 mod N): the top k are the tied documents with the
+    // smallest ids, scattered over every chunk; every chunk boundary falls inside the tie, and
+    // once a heap is full, documents scoring exactly the threshold still enter by id.
+    TempDir dir("intra_query_ties");
+    constexpr int kN = 24000;
+    std::mt19937_64 rng(31);
+    std::string corpus;
+    for (int i = 0; i < kN; ++i) {
+        char id[16];
+        std::snprintf(id, sizeof id, "d%06d", static_cast<int>((std::int64_t{i} * 7919) % kN));
+        const std::string text = i % 6 != 5 ? word(0) + " " + word(1)
+                                            : word(static_cast<int>(rng() % 5)) + " " + word(7);
+        corpus += std::string(id) + "\t" + text + "\n";
+    }
+    write_file(dir.path / "c.tsv", corpus);
+    pi::IndexBuildOptions o;
+    o.analysis.stem = false;
+    pi::build_index(dir.path / "c.tsv", dir.path / "idx", o);
+    auto s = pi::Bm25Searcher::open(dir.path / "idx");
+    pi::SearchOptions ex, split;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    split.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
+    split.intra_query.after_ms = 0;
+    const std::string q = word(0) + " " + word(1);
+    for (unsigned parts : {2u, 3u, 5u, 16u}) {
+        split.intra_query.parts = parts;
+        for (std::size_t k : {1, 7, 10, 100}) {
+            auto want = s->search(q, k, ex);
+            ASSERT_EQ(want.size(), k);
+            // All tied, the smallest ids first: d000000 is document 0, a tied one.
+            EXPECT_EQ(want.front().score, want.back().score);
+            EXPECT_EQ(s->index().docid(want.front().doc), std::string_view("d000000"));
+            if (k == 100) {  // from all over the collection
+                std::uint32_t lo = kN, hi = 0;
+                for (const auto& h : want) lo = std::min(lo, h.doc), hi = std::max(hi, h.doc);
+                EXPECT_LT(lo, kN / 10u);
+                EXPECT_GT(hi, kN - kN / 10u);
+            }
+            expect_same(want, s->search(q, k, split), "parts=" + std::to_string(parts));
+        }
+    }
+    // The detail-level split too, every chunk alone.
+    const auto& d = s->index().data();
+    std::vector<float> norm;
+    const auto bq = build_query(d, s->query_terms(q), norm);
+    for (unsigned parts : {2u, 9u}) {
+        std::vector<unsigned> order(parts);
+        for (unsigned c = 0; c < parts; ++c) order[c] = parts - 1 - c;
+        expect_same(s->search(q, 10, ex), scan_chunks(d, bq, 10, 0, parts, order), "chunks");
+    }
 }

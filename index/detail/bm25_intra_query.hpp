@@ -1,0 +1,180 @@
+#pragma once
+/// \file detail/bm25_intra_query.hpp
+/// INTERNAL: intra-query parallelism of block-max MaxScore (SearchOptions::intra_query): a query
+/// still running after a time budget splits the rest of its document-number range into chunks
+/// that other threads searching the same Bm25Searcher take over (incremental parallelism of
+/// long requests: Haque et al., "Few-to-Many: Incremental Parallelism for Reducing Tail Latency
+/// in Interactive Services", ASPLOS 2015; parallelising only the long queries: Jeon et al.,
+/// "Predictive Parallelization: Taming Tail Latencies in Web Search", SIGIR 2014).
+///
+/// Protocol. The owner of a query publishes a SplitTask and keeps scanning chunk 0. Every
+/// participant (the owner, and helpers: other threads of the same searcher that poll
+/// IntraQueryScheduler::pending() at their window boundaries) takes chunks in increasing order
+/// from the task's counter, scans each with its own cursors into its own top-k heap, and shares
+/// its k-th best score through SplitTask::theta (a lower bound of the whole query's k-th best
+/// score: the chunks are disjoint). A helper hands its heap back when no chunk is left. The
+/// owner, when no chunk is left, closes the task (no new helpers), waits for the helpers still
+/// scanning, and merges their heaps into its own. Nobody waits for a chunk nobody started: the
+/// owner scans every chunk nobody else took, so the result never depends on helpers showing
+/// up, only the time does.
+///
+/// Exactness: a document is pruned only when its score bound is strictly below theta (as on
+/// the one-thread path), and a document of the top k scores at least the whole query's k-th
+/// best score >= theta; each chunk's heap keeps, in the same total order (score, then id rank),
+/// every top-k document of its chunk, so the merged heap is the one-pass top k with the same
+/// bit-identical scores (a document's score is summed in canonical term order whatever chunk
+/// scans it).
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "index/detail/bm25_topk.hpp"
+
+namespace plumb::index::detail {
+
+struct Bm25Query;
+
+/// One split query: its document range [lo, n_docs) in `parts` chunks of decreasing width (as
+/// OpenMP's guided schedule: chunk c spans the fractions 1 - ((parts - c) / parts)^2 to
+/// 1 - ((parts - c - 1) / parts)^2 of the range, widths 2 (parts - c) - 1 in parts^2): whoever
+/// is first done waits for the others' last chunk, the narrowest.
+struct SplitTask {
+    const Bm25Query* query = nullptr;
+    std::size_t k = 0;
+    std::uint32_t lo = 0, n_docs = 0;
+    unsigned parts = 0;
+    /// The largest k-th best score any participant's full heap has reached (-1: none yet).
+    std::atomic<double> theta{-1.0};
+
+    std::uint32_t chunk_lo(unsigned c) const {
+        if (c >= parts) return n_docs;
+        // (Monotone in c, lo at 0, n_docs at parts: all a split needs.)
+        const double f = static_cast<double>(parts - c) / static_cast<double>(parts);
+        const double rest = static_cast<double>(n_docs - lo) * f * f;
+        return n_docs - static_cast<std::uint32_t>(rest);
+    }
+    std::uint32_t chunk_hi(unsigned c) const { return chunk_lo(c + 1); }
+    /// Raises theta to at least `t`.
+    void offer_theta(double t) {
+        double cur = theta.load(std::memory_order_relaxed);
+        while (t > cur && !theta.compare_exchange_weak(cur, t, std::memory_order_relaxed)) {
+        }
+    }
+
+    // Guarded by the scheduler's mutex:
+    unsigned next = 1;  ///< next chunk to hand out (the owner starts with chunk 0)
+    bool closed = false;
+    std::vector<TopKEntry> results;  ///< the helpers' heaps
+    std::exception_ptr error;        ///< a helper's failure (the owner rethrows it)
+    /// Helpers scanning (changed under the mutex; the owner reads it without).
+    std::atomic<unsigned> active{0};
+};
+
+/// The open split queries of one searcher.
+class IntraQueryScheduler {
+public:
+    /// True when some query has chunks left (a relaxed load: polled once per window).
+    bool pending() const noexcept { return m_open.load(std::memory_order_relaxed) != 0; }
+
+    void publish(SplitTask& t) {
+        std::lock_guard lock(m_mu);
+        m_tasks.push_back(&t);
+        m_open.store(static_cast<unsigned>(m_tasks.size()), std::memory_order_relaxed);
+    }
+
+    /// A helper joins some open task with a chunk left: its first chunk in `chunk`.
+    SplitTask* join(unsigned& chunk) {
+        std::lock_guard lock(m_mu);
+        for (SplitTask* t : m_tasks) {
+            if (!t->closed && t->next < t->parts) {
+                chunk = t->next++;
+                t->active.fetch_add(1, std::memory_order_relaxed);
+                return t;
+            }
+        }
+        return nullptr;
+    }
+
+    /// The next chunk of `t` for a participant, false when none is left.
+    bool claim(SplitTask& t, unsigned& chunk) {
+        std::lock_guard lock(m_mu);
+        if (t.closed || t.next >= t.parts) return false;
+        chunk = t.next++;
+        return true;
+    }
+
+    /// A helper is done with `t`: its heap's entries join the results (or its failure is
+    /// recorded: the owner rethrows it rather than return a result missing a chunk).
+    void leave(SplitTask& t, std::span<const TopKEntry> entries, std::exception_ptr error = {}) {
+        {
+            std::lock_guard lock(m_mu);
+            t.results.insert(t.results.end(), entries.begin(), entries.end());
+            if (error && !t.error) t.error = error;
+            t.active.fetch_sub(1, std::memory_order_release);
+        }
+        // (The scheduler's condition variable, not the task's: the owner may return and
+        // destroy the task as soon as `active` is 0.)
+        m_done.notify_all();
+    }
+
+    /// The owner: no new participant for `t`; waits until its helpers have left. The results
+    /// (or a helper's error) are then complete. Once per published task, also when the owner
+    /// fails (helpers must not see a task that is gone).
+    void close(SplitTask& t) {
+        {
+            std::lock_guard lock(m_mu);
+            t.closed = true;
+            m_tasks.erase(std::find(m_tasks.begin(), m_tasks.end(), &t));
+            m_open.store(static_cast<unsigned>(m_tasks.size()), std::memory_order_relaxed);
+        }
+        // A helper has at most one chunk left: spin briefly, then sleep.
+        for (int i = 0; i < 2000; ++i) {
+            if (t.active.load(std::memory_order_acquire) == 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        std::unique_lock lock(m_mu);
+        m_done.wait(lock, [&] { return t.active.load(std::memory_order_acquire) == 0; });
+    }
+
+private:
+    std::mutex m_mu;
+    std::condition_variable m_done;
+    std::vector<SplitTask*> m_tasks;
+    std::atomic<unsigned> m_open{0};
+};
+
+/// One participant's view while it scans a query (Bm25BlockMaxMaxScore::scan).
+struct IntraQueryRun {
+    IntraQueryScheduler* scheduler = nullptr;
+    /// The task this scan takes part in: a helper's from the start, the owner's once split.
+    SplitTask* task = nullptr;
+    bool helper = false;
+    unsigned chunk = 0;  ///< a helper's first chunk
+    // Owner only:
+    unsigned parts = 0;   ///< chunks of a split (>= 2)
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::duration after{};  ///< split when still running after this
+    /// The owner: help other queries (at window boundaries) only before this time. A helper:
+    /// take no further chunk at or after it.
+    std::chrono::steady_clock::time_point help_until = std::chrono::steady_clock::time_point::max();
+    std::size_t k = 0;
+    std::uint32_t n_docs = 0;
+    /// Minimum documents left for a split to be worth it.
+    std::uint32_t min_docs = 0;
+    SplitTask* own = nullptr;  ///< storage for the owner's task
+    /// Runs other queries' chunks (the owner polls before it has split).
+    std::function<void()> help;
+};
+
+}  // namespace plumb::index::detail
