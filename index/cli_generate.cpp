@@ -22,6 +22,7 @@ struct GenerateArgs {
     std::string answer_positions = "early";
     std::string distractor_positions = "opposite";
     std::string complexity_cue = "overlap";
+    std::string clause_words = "corpus";
     plumb::index::PlantedConfig p;
     double candidate_gender_share = 0.0;
     CLI::App* cmd = nullptr;  // to tell given options from defaults
@@ -63,6 +64,7 @@ void run_planted(const GenerateArgs& a) {
     c.complexity_levels = a.p.complexity_levels;
     c.clause_terms = a.p.clause_terms;
     c.complexity_cue = parse_complexity_cue(a.complexity_cue);
+    c.clause_words = parse_clause_words(a.clause_words);
     c.shown_k = a.p.shown_k;
     c.unanswered = a.p.unanswered;
     PlantedGenerator generator(c);
@@ -176,7 +178,7 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "Grade-1 (partial) passages per query: uniform in [0, max]"));
         opt(cmd->add_option("--hard-negatives", p.hard_negatives, "Hard negatives per query"));
         opt(cmd->add_option("--hard-negative-terms", p.hard_negative_terms,
-                            "Share of the query terms a hard negative contains (< all)"));
+                            "Share of the query terms a hard negative contains (< all; 1 = all)"));
         opt(cmd->add_option("--distractor-positions", args->distractor_positions,
                             "Hard-negative block position: opposite (late for early answers), "
                             "late, uniform, early")
@@ -229,6 +231,14 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "match early in relevant passages, complex ones late; paper 003's "
                             "experiment)")
                 ->check(CLI::IsMember({"overlap", "position"}))
+                ->group(g)
+                ->needs(levels);
+            cmd->add_option("--clause-words", args->clause_words,
+                            "Where a complex query's clause content words come from: corpus "
+                            "(corpus words, which background passages contain; default) or "
+                            "unseen (pseudo-words no background passage contains: complex "
+                            "queries differ by the cue alone; paper 003's experiment)")
+                ->check(CLI::IsMember({"corpus", "unseen"}))
                 ->group(g)
                 ->needs(levels);
         }

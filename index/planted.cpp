@@ -29,11 +29,15 @@ constexpr std::uint64_t kComplexityDomain = 108;       // complexity levels (opt
 constexpr std::uint64_t kQueryGenderTextDomain = 109;  // the gender word of a gendered query
 constexpr std::uint64_t kLiwcDomain = 110;             // category words (gendered queries)
 constexpr std::uint64_t kGeneratedDomain = 111;        // generated pairs
+constexpr std::uint64_t kUnseenWordDomain = 112;       // unseen clause words (opt-in)
 
 // Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
 constexpr std::uint32_t kGenderBase = 0xF0000000u;
 // Category words (liwc.dic) are kLiwcBase + leaf · kLiwcPerLeaf + j.
 constexpr std::uint32_t kLiwcBase = 0xE0000000u;
+// Unseen clause words (ClauseWords::Unseen) are kUnseenBase + index into the pool.
+constexpr std::uint32_t kUnseenBase = 0xD0000000u;
+constexpr std::size_t kUnseenPool = 1000;
 
 // The built-in LIWC-format dictionary: leaf categories with their dictionary ids (a leaf under
 // affect or drives also carries the parent's id) and ten words each. English words that are
@@ -239,6 +243,16 @@ ComplexityCue parse_complexity_cue(std::string_view name) {
 
 const char* complexity_cue_name(ComplexityCue value) noexcept {
     return value == ComplexityCue::Overlap ? "overlap" : "position";
+}
+
+ClauseWords parse_clause_words(std::string_view name) {
+    if (name == "corpus") return ClauseWords::Corpus;
+    if (name == "unseen") return ClauseWords::Unseen;
+    throw InvalidArgument("clause words must be corpus or unseen, not '" + std::string(name) + "'");
+}
+
+const char* clause_words_name(ClauseWords value) noexcept {
+    return value == ClauseWords::Corpus ? "corpus" : "unseen";
 }
 
 PlantedConfig planted_preset(std::string_view size) {
@@ -461,6 +475,27 @@ void PlantedGenerator::build_plan() {
                                                                                   : 'n';
         }
     }
+    if (c.complexity_levels && c.clause_words == ClauseWords::Unseen) {
+        // The unseen pool: CVCVCV pseudo-words ending in a vowel. Every vocabulary word ends in
+        // a consonant (CorpusGenerator), so no background passage contains one; the gender and
+        // category words are excluded too (their passages are planted with them).
+        auto rng = stream(kUnseenWordDomain, 0);
+        constexpr char kC[] = "bdfghjklmnprtvwz";
+        constexpr char kV[] = "aiou";
+        std::unordered_set<std::string> seen;
+        for (const auto& [w, g] : gender_words()) seen.insert(w);
+        for (const auto& leaf : kLiwcLeaves)
+            for (const auto* w : leaf.words) seen.insert(w);
+        std::string w;
+        while (m_unseen_words.size() < kUnseenPool) {
+            w.clear();
+            for (int k = 0; k < 3; ++k) {
+                w += kC[uniform_below(rng, sizeof kC - 1)];
+                w += kV[uniform_below(rng, sizeof kV - 1)];
+            }
+            if (seen.insert(w).second) m_unseen_words.push_back(w);
+        }
+    }
     if (c.complexity_levels) {
         for (std::uint64_t q = 0; q < nq; ++q) {
             auto rng = stream(kComplexityDomain, q);
@@ -472,6 +507,15 @@ void PlantedGenerator::build_plan() {
                        std::find(plan.answer.begin(), plan.answer.end(), r) != plan.answer.end() ||
                        std::find(plan.clause.begin(), plan.clause.end(), r) != plan.clause.end();
             };
+            if (c.clause_words == ClauseWords::Unseen) {
+                // Uniform over the unseen pool (see ClauseWords), distinct within the query.
+                while (plan.clause.size() < c.clause_terms) {
+                    auto t = kUnseenBase +
+                             static_cast<std::uint32_t>(uniform_below(rng, m_unseen_words.size()));
+                    if (!taken(t)) plan.clause.push_back(t);
+                }
+                continue;
+            }
             // Same range as the terms; vocab >= 4 (max_query_terms + clause_terms) (validate).
             double clo = lo, chi = hi;
             if (chi - clo + 1 < 2.0 * (c.max_query_terms + c.clause_terms + c.answer_words)) {
@@ -568,11 +612,15 @@ std::string PlantedGenerator::text_of(const std::vector<std::uint32_t>& tokens) 
         else if (t >= kLiwcBase)
             out +=
                 kLiwcLeaves[(t - kLiwcBase) / kLiwcPerLeaf].words[(t - kLiwcBase) % kLiwcPerLeaf];
+        else if (t >= kUnseenBase)
+            out += m_unseen_words[t - kUnseenBase];
         else
             out += word(t);
     }
     return out;
 }
+
+std::string PlantedGenerator::token_word(std::uint32_t token) const { return text_of({token}); }
 
 PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     const auto& c = m_config;
@@ -621,8 +669,8 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
 
     if (plan) {
         // Complexity cue Position: complex queries swap the two placements (file comment).
-        const bool swap = c.complexity_levels && c.complexity_cue == ComplexityCue::Position &&
-                          plan->level == 2;
+        const bool swap =
+            c.complexity_levels && c.complexity_cue == ComplexityCue::Position && plan->level == 2;
         std::vector<std::uint32_t> terms = plan->terms;
         shuffle(terms, rng);
         const std::size_t t = terms.size();  // >= 2
@@ -643,7 +691,9 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
         } else {
             auto keep = static_cast<std::size_t>(
                 std::llround(c.hard_negative_terms * static_cast<double>(t)));
-            keep = std::clamp<std::size_t>(keep, 1, t - 1);
+            // At most t - 1 (a strict subset); hard_negative_terms 1 = every term (no coverage
+            // difference; see the file comment).
+            keep = c.hard_negative_terms >= 1.0 ? t : std::clamp<std::size_t>(keep, 1, t - 1);
             for (std::size_t k = 0; k < keep; ++k)
                 for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
             // Complex queries, cue Overlap: the clause's words too (lexical overlap points here).
@@ -710,7 +760,7 @@ std::vector<std::string> PlantedGenerator::answer_span(std::uint32_t query) cons
 std::vector<std::string> PlantedGenerator::clause_terms(std::uint32_t query) const {
     if (query >= m_queries.size()) throw InvalidArgument("planted generator: query out of range");
     std::vector<std::string> out;
-    for (auto r : m_queries[query].clause) out.push_back(word(r));
+    for (auto r : m_queries[query].clause) out.push_back(token_word(r));
     return out;
 }
 
@@ -762,7 +812,7 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
                     out.text += kClauseJoins[uniform_below(rng, std::size(kClauseJoins))];
                 }
                 out.text += ' ';
-                out.text += word(plan.clause[k]);
+                out.text += token_word(plan.clause[k]);
             }
         }
     } else {
@@ -1191,6 +1241,9 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     // Only with complexity levels on: the default manifest stays as it was.
     if (c.complexity_levels)
         m["parameters"]["complexity_cue"] = complexity_cue_name(c.complexity_cue);
+    // Only when not the default: the other manifests stay as they were.
+    if (c.complexity_levels && c.clause_words != ClauseWords::Corpus)
+        m["parameters"]["clause_words"] = clause_words_name(c.clause_words);
     m["counts"] = {
         {"passages", out.passages},
         {"corpus_bytes", out.corpus_bytes},

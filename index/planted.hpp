@@ -15,9 +15,10 @@
 ///  - 0..max_partial PARTIAL passages (grade 1): the complete answer span and a strict subset
 ///    (about half) of the terms, placed like the answer passage;
 ///  - `hard_negatives` HARD NEGATIVES (unjudged): a strict subset (hard_negative_terms · |terms|,
-///    at least 1, at most |terms| - 1) of the terms, each 1-2 times, plus a strict subset of the
-///    answer words in shuffled order (never the complete span: it is checked and broken if
-///    background words complete it by chance), as one block whose start is drawn from
+///    at least 1, at most |terms| - 1; hard_negative_terms = 1: every term, so that coverage no
+///    longer separates them from relevant passages) of the terms, each 1-2 times, plus a strict
+///    subset of the answer words in shuffled order (never the complete span: it is checked and
+///    broken if background words complete it by chance), as one block whose start is drawn from
 ///    `distractor_positions`.
 /// x for relevant passages: Early = truncated exponential on [0, 1) with scale `early_scale`
 /// (x = -s·ln(1 - u·(1 - e^(-1/s))); s = 0.15 puts ~74 % of the mass below 0.2, ~86 % below 0.3,
@@ -101,6 +102,11 @@
 /// (TK does: paper 000) ranks complex queries worse; a weak learner that picks up the cue lets
 /// EqualizeIR's product of experts discount it. Each passage consumes the same random draws
 /// with either placement, so only complex queries' planted passages differ from Overlap's.
+/// With `clause_words` Corpus (the default) the clause words are corpus words, which background
+/// passages contain: complex queries then lose against background passages too, whatever the
+/// cue. `clause_words` Unseen (paper 003's experiment in scripts/run) takes them from a pool of
+/// pseudo-words no background passage contains, so that what sets complex queries apart is the
+/// cue alone (see ClauseWords).
 /// With all three off (the defaults) every data file is the same as without these options.
 ///
 /// Survivorship (paper 002): per query a list of `shown_k` passages as shown to an annotator.
@@ -132,6 +138,13 @@ enum class AnswerPositions { Early, Uniform };
 enum class DistractorPositions { Opposite, Late, Uniform, Early };
 /// What misleads on complex queries (complexity levels; see the file comment).
 enum class ComplexityCue { Overlap, Position };
+/// Where a complex query's clause content words come from (complexity levels): Corpus (the
+/// default) draws them from the corpus vocabulary like the query terms, so background passages
+/// contain them; Unseen draws them from a pool of pseudo-words that no background passage
+/// contains (CVCVCV, ending in a vowel, where every vocabulary word ends in a consonant), so
+/// they give no background passage a lexical advantage (BM25: document frequency 0 unless a
+/// planted passage carries them; with cue Overlap the hard negatives do).
+enum class ClauseWords { Corpus, Unseen };
 
 /// "early" / "uniform" (throws InvalidArgument otherwise) and back.
 AnswerPositions parse_answer_positions(std::string_view name);
@@ -142,6 +155,9 @@ const char* distractor_positions_name(DistractorPositions value) noexcept;
 /// "overlap" / "position" and back.
 ComplexityCue parse_complexity_cue(std::string_view name);
 const char* complexity_cue_name(ComplexityCue value) noexcept;
+/// "corpus" | "unseen"; throws InvalidArgument for another name.
+ClauseWords parse_clause_words(std::string_view name);
+const char* clause_words_name(ClauseWords value) noexcept;
 
 /// Parameters of a planted-bias collection (see the file comment for the model).
 struct PlantedConfig {
@@ -188,6 +204,7 @@ struct PlantedConfig {
     bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
     std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
     ComplexityCue complexity_cue = ComplexityCue::Overlap;  ///< the cue complex queries break
+    ClauseWords clause_words = ClauseWords::Corpus;         ///< the clause words' vocabulary
 
     std::uint32_t shown_k = 10;  ///< passages shown per query (survivorship)
     double unanswered = 0.3;     ///< share of unanswered queries
@@ -338,7 +355,7 @@ private:
         std::vector<std::uint32_t> answer;    ///< answer-word ranks, span order
         std::vector<std::uint64_t> relevant;  ///< answer passage, then partial passages
         std::vector<std::uint64_t> hard;
-        std::vector<std::uint32_t> clause;  ///< complex queries: clause content-word ranks
+        std::vector<std::uint32_t> clause;  ///< complex queries: clause content-word tokens
         char gender = 'n';
         std::uint8_t level = 0;  ///< complexity level (complexity_levels only)
     };
@@ -358,10 +375,13 @@ private:
     double m_term_lo = 1, m_term_hi = 1;  ///< content-word rank range
     double draw_distractor_x(std::mt19937_64& rng) const;
     std::string text_of(const std::vector<std::uint32_t>& tokens) const;
+    /// The word of one token (vocabulary rank, unseen clause word, category or gender word).
+    std::string token_word(std::uint32_t token) const;
     PlantedTopic topic(std::uint32_t q) const;
 
     PlantedConfig m_config;
     std::vector<QueryPlan> m_queries;
+    std::vector<std::string> m_unseen_words;  ///< ClauseWords::Unseen: the clause word pool
     std::unordered_map<std::uint64_t, Assignment> m_assigned;
 };
 

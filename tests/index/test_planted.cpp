@@ -587,6 +587,7 @@ TEST(PlantedCauses, OffByDefaultAndTheirParametersAloneChangeNoDataFile) {
     c.query_gender_skew = 0.1;
     c.clause_terms = 4;
     c.complexity_cue = plumb::index::ComplexityCue::Position;
+    c.clause_words = plumb::index::ClauseWords::Unseen;
     c.liwc_words = 7;
     c.liwc_skew = 0.1;
     PlantedGenerator(c).write(b);
@@ -920,6 +921,109 @@ TEST(PlantedCauses, ComplexityCuePositionSwapsThePlacementsOfComplexQueriesOnly)
     EXPECT_THROW(plumb::index::parse_complexity_cue("late"), plumb::InvalidArgument);
 }
 
+TEST(PlantedCauses, UnseenClauseWordsOccurInNoBackgroundPassage) {
+    // Paper 003's experiment: cue Position with clause words Unseen. Same plan as clause words
+    // Corpus: only complex queries' texts differ (their clause words); the passages are the
+    // same, since cue Position plants no clause word anywhere.
+    PlantedConfig c = plumb::index::planted_preset("tiny");
+    c.base.seed = 11;
+    c.complexity_levels = true;
+    c.complexity_cue = plumb::index::ComplexityCue::Position;
+    PlantedConfig cu = c;
+    cu.clause_words = plumb::index::ClauseWords::Unseen;
+    PlantedGenerator gc(c), gu(cu);
+    auto a = temp_dir("clause_corpus"), b = temp_dir("clause_unseen");
+    ASSERT_TRUE(gc.write(a).complete);
+    ASSERT_TRUE(gu.write(b).complete);
+    for (const char* f : {"corpus.tsv", "qrels.txt", "triples.train.ids.tsv", "answers.tsv",
+                          "query_complexity.tsv", "shown_ranks.tsv"})
+        EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    std::unordered_set<std::string> passage_words;
+    for (const auto& line : lines_of(b / "corpus.tsv"))
+        for (const auto& w : words_of(fields_of(line)[1])) passage_words.insert(w);
+    const auto tc = gc.topics(), tu = gu.topics();
+    std::size_t complex = 0;
+    std::unordered_set<std::string> pool;
+    for (std::uint32_t q = 0; q < tu.size(); ++q) {
+        if (gu.complexity_level(q) != 2) {
+            EXPECT_EQ(tu[q].text, tc[q].text) << q;
+            EXPECT_TRUE(gu.clause_terms(q).empty());
+            continue;
+        }
+        ++complex;
+        const auto clause = gu.clause_terms(q);
+        ASSERT_EQ(clause.size(), 2u);  // clause_terms' default
+        EXPECT_NE(clause[0], clause[1]);
+        EXPECT_NE(tu[q].text, tc[q].text);
+        const auto qw = words_of(tu[q].text);
+        for (const auto& w : clause) {
+            pool.insert(w);
+            // CVCVCV ending in a vowel (every vocabulary word ends in a consonant) ...
+            ASSERT_EQ(w.size(), 6u) << w;
+            EXPECT_NE(std::string("aiou").find(w.back()), std::string::npos) << w;
+            // ... in the query, and in no passage (document frequency 0).
+            EXPECT_NE(std::find(qw.begin(), qw.end(), w), qw.end()) << w;
+            EXPECT_FALSE(passage_words.count(w)) << w;
+        }
+        // The main clause is the Corpus variant's: its terms are the same words.
+        EXPECT_EQ(gu.query_terms(q), gc.query_terms(q));
+    }
+    EXPECT_GT(complex, 20u);
+    EXPECT_GT(pool.size(), complex);  // drawn from a pool, mostly distinct (1,000 words)
+    const auto m = nlohmann::json::parse(plumb::read_file(b / "manifest.json"));
+    EXPECT_EQ(m["parameters"]["clause_words"], "unseen");
+    const auto mc = nlohmann::json::parse(plumb::read_file(a / "manifest.json"));
+    EXPECT_FALSE(mc["parameters"].contains("clause_words"));
+    EXPECT_EQ(plumb::index::parse_clause_words("unseen"), plumb::index::ClauseWords::Unseen);
+    EXPECT_EQ(plumb::index::parse_clause_words("corpus"), plumb::index::ClauseWords::Corpus);
+    EXPECT_THROW(plumb::index::parse_clause_words("rare"), plumb::InvalidArgument);
+
+    // Cue Overlap plants the clause words into the hard negatives: there, and only there.
+    PlantedConfig co = cu;
+    co.complexity_cue = plumb::index::ComplexityCue::Overlap;
+    PlantedGenerator go(co);
+    for (std::uint32_t q = 0; q < 90; ++q) {
+        if (go.complexity_level(q) != 2) continue;
+        const auto clause = go.clause_terms(q);
+        for (auto p : go.hard_negative_passages(q)) {
+            const auto toks = words_of(go.passage(p).doc.text);
+            for (const auto& w : clause)
+                EXPECT_NE(std::find(toks.begin(), toks.end(), w), toks.end()) << q << ' ' << w;
+        }
+        for (auto p : go.relevant_passages(q)) {
+            const auto toks = words_of(go.passage(p).doc.text);
+            for (const auto& w : clause)
+                EXPECT_EQ(std::find(toks.begin(), toks.end(), w), toks.end()) << q << ' ' << w;
+        }
+    }
+}
+
+TEST(PlantedCauses, HardNegativeTermsOneMeansEveryTerm) {
+    // Default 0.75: a strict subset (at most |terms| - 1); 1: every term (no coverage difference).
+    for (double share : {0.75, 1.0}) {
+        PlantedConfig c = tiny_config(13);
+        c.hard_negative_terms = share;
+        PlantedGenerator g(c);
+        std::size_t full = 0, total = 0;
+        for (std::uint32_t q = 0; q < 40; ++q) {
+            const auto terms = g.query_terms(q);
+            for (auto p : g.hard_negative_passages(q)) {
+                const auto toks = words_of(g.passage(p).doc.text);
+                bool all = true;
+                for (const auto& t : terms)
+                    all = all && std::find(toks.begin(), toks.end(), t) != toks.end();
+                full += all;
+                ++total;
+            }
+        }
+        ASSERT_GT(total, 100u);
+        if (share < 1.0)  // background words complete the set now and then (tiny vocabulary)
+            EXPECT_LT(static_cast<double>(full) / static_cast<double>(total), 0.5);
+        else
+            EXPECT_EQ(full, total);
+    }
+}
+
 TEST(PlantedCauses, DeterministicPerSeedWithEveryCauseOn) {
     PlantedConfig c = tiny_config(21);
     c.female_query_share = 0.2;
@@ -989,6 +1093,8 @@ TEST(PlantedCli, CauseOptions) {
     EXPECT_TRUE(fails("--planted --size tiny --clause-terms 3"));  // needs --complexity-levels
     EXPECT_TRUE(fails("--planted --size tiny --complexity-cue position"));  // the same
     EXPECT_TRUE(fails("--planted --size tiny --complexity-levels --complexity-cue late"));
+    EXPECT_TRUE(fails("--planted --size tiny --clause-words unseen"));  // needs the levels
+    EXPECT_TRUE(fails("--planted --size tiny --complexity-levels --clause-words rare"));
     EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.6 --male-queries 0.6"));
     EXPECT_TRUE(fails("--female-queries 0.1"));  // needs --planted
     EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-share 1.5"));

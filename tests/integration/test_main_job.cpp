@@ -122,11 +122,14 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     EXPECT_EQ(app["unanswered"][0]["type"], "all");
 
     // ---- Papers 001, 004 on the collection with every planted cause, 003 on its own (complexity
-    // cue position). Their effect directions are printed (checks.txt) but not asserted: at the
-    // tiny size (13 neutral and 7 gendered test queries, 20 test queries over three terciles)
-    // they do not hold robustly, and 003's (EqualizeIR lowers c_v) does not appear even at the
-    // default size (README, "The main job"). Asserted: the tables' shape and one-to-one
-    // matching's counts.
+    // cue position, unseen clause words, full-coverage hard negatives). Their effect directions
+    // are printed (checks.txt) but not asserted: at the tiny size (13 neutral and 7 gendered
+    // test queries, 20 test queries over three terciles) they do not hold robustly. 003's
+    // EqualizeIR direction (c_v lower) does not appear at the default size either, and at
+    // --tiny (10 dev queries, 3-4 per planted level; 150 steps on 600 triples) even the
+    // baseline's planted deficit on complex queries is within noise (seed 42: dev simple /
+    // medium / complex 0.658 / 0.508 / 0.471), so no 003 direction is asserted (README, "The
+    // main job"). Asserted: the tables' shape and one-to-one matching's counts.
     const auto balance = read_json(out / "causes" / "balance" / "report.json");
     ASSERT_TRUE(balance["one_to_one"].get<bool>());
     for (const auto& r : balance["outputs"]) {
@@ -137,11 +140,23 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     ASSERT_EQ(t001["rows"].size(), 3u) << t001.dump(2);  // original, r = 0.05, r = 0.25
     EXPECT_GT(t001["neutral_queries"].get<int>(), 0);
     const auto t003 = read_json(out / "table-003.json");
-    ASSERT_EQ(t003["rows"].size(), 5u) << t003.dump(2);  // baseline + four weak learners
+    // Baseline, cue-free TK, EqualizeIR with four weak learners.
+    ASSERT_EQ(t003["rows"].size(), 6u) << t003.dump(2);
     for (const auto& r : t003["rows"]) {
         const double mu = r["mu"].get<double>(), sd = r["sigma"].get<double>();
         EXPECT_NEAR(r["cv"].get<double>(), sd / mu, 1e-12);
         EXPECT_GT(mu, 0.2) << r.dump();  // every model ranks better than chance
+    }
+    // The dev diagnosis per planted level: BM25, the six models and the four weak learners.
+    ASSERT_EQ(t003["dev"].size(), 11u) << t003["dev"].dump(2);
+    for (const auto& r : t003["dev"]) {
+        if (r["mu"].is_null()) continue;  // a level without dev queries (not at seed 42)
+        const double sum =
+            r["simple"].get<double>() + r["medium"].get<double>() + r["complex"].get<double>();
+        const double mu = sum / 3;
+        EXPECT_NEAR(r["mu"].get<double>(), mu, 1e-12) << r.dump();
+        EXPECT_EQ(r["n"][0].get<int>() + r["n"][1].get<int>() + r["n"][2].get<int>(), 10)
+            << r.dump();  // the tiny preset's 10 dev queries
     }
     // 004: the test table (DOT, IBBR-PD, IBBR-TS) with PRF and nPRF over each model's re-ranked
     // candidates (its dev-tuned depth, 20 at this size), the trainer's nPRF non-relevant set
