@@ -463,6 +463,28 @@ TEST(TrainableCat, DropoutOnlyInTrainingModeAndSeeded) {
     EXPECT_TRUE(torch::allclose(v->score_batch(examples()), b1, 1e-5, 1e-6));
 }
 
+TEST(TrainableCat, FrozenWordEmbeddingsAreInNoGroupAndStay) {
+    TempDir tmp;
+    auto o = cat_options();
+    o.freeze_word_embeddings = true;
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), o);
+    torch::Tensor words, positions;
+    for (auto& [name, p] : t->named_parameters()) {
+        if (name == "embeddings.word_embeddings.weight") words = p;
+        if (name == "embeddings.position_embeddings.weight") positions = p;
+    }
+    ASSERT_TRUE(words.defined() && positions.defined());  // still listed (checkpoint names)
+    EXPECT_FALSE(words.requires_grad());
+    EXPECT_TRUE(positions.requires_grad());
+    for (auto& g : t->parameter_groups()) {
+        for (auto& p : g.params) EXPECT_FALSE(p.is_same(words)) << g.name;
+    }
+    const auto w0 = words.clone(), p0 = positions.clone();
+    train_steps(*t, 3, 1e-2);
+    EXPECT_TRUE(torch::equal(w0, words));
+    EXPECT_FALSE(torch::equal(p0, positions));  // the rest trains
+}
+
 // ------------------------------------------------------------------------------------ BERT-DOT
 
 TEST(TrainableDot, EvalScoresEqualTheStage) {
