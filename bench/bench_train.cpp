@@ -3,8 +3,12 @@
 //  - TK at paper 000's dimensions (300-d embeddings, 2 layers, 16 heads of 32, feed-forward
 //    100, 11 kernels; parameter groups 1e-4 / 1e-4 / 1e-3), vocabulary of --vocab random words,
 //    queries of 5-11 words, passages of 80-200 words;
-//  - BERT-CAT at MiniLM size (6 layers x 384, 12 heads, feed-forward 1536, vocabulary 30,522,
-//    dropout 0.1), pairs of ~180 tokens ([CLS] 8-token query [SEP] 160-180-token passage [SEP]).
+//  - BERT-CAT (and BERT-DOT, --models dot) at MiniLM size (6 layers x 384, 12 heads, feed-forward
+//    1536, vocabulary 30,522, dropout 0.1), pairs of ~180 tokens ([CLS] 8-token query [SEP]
+//    160-180-token passage [SEP]), or with --bert-size small at the main job's size (plumb
+//    bert-init 2 x 128, 2 heads, feed-forward 512, vocabulary 48,299, batch 16, passages of
+//    120-150 words; DOT mean pooling), each through BERT's kernels and, unless --no-reference,
+//    through the former ATen path ("-ref").
 // Models are randomly initialised (speed does not depend on the weights). Timing: wall clock and
 // process CPU time of --steps optimizer steps after --warmup untimed ones (the machine may be
 // shared: compare CPU time too). Torch intra-op threads: --threads (default 1).
@@ -37,6 +41,7 @@
 
 #include "bench/matmul_peak.hpp"
 #include "rerank/bert.hpp"
+#include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
 #include "rerank/tk_model.hpp"
@@ -141,34 +146,49 @@ double time_contextualise_train(rd::TkModule& module,
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app("bench_train: training examples/s (forward + backward + AdamW) for TK and "
-                 "a MiniLM-sized BERT-CAT");
+    CLI::App app("bench_train: training examples/s (forward + backward + AdamW) for TK, "
+                 "BERT-CAT and BERT-DOT");
     std::size_t steps = 10, warmup = 1, tk_batch = 32, cat_batch = 8;
     std::int64_t vocab = 30000;
     int threads = 1;
     std::uint64_t seed = 1;
     std::string models = "tk,cat";
+    std::string bert_size = "minilm";
+    std::size_t bert_batch = 16;
     app.add_option("--steps", steps, "timed optimizer steps per model")->capture_default_str();
     app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str();
     app.add_option("--tk-batch", tk_batch, "TK triples per step")->capture_default_str();
     app.add_option("--cat-batch", cat_batch, "BERT-CAT triples per step")->capture_default_str();
     app.add_option("--vocab", vocab, "TK vocabulary size")->capture_default_str();
     app.add_option("--threads", threads, "Torch intra-op threads")->capture_default_str();
-    app.add_option("--models", models, "tk, cat or tk,cat")->capture_default_str();
+    app.add_option("--models", models, "comma-separated: tk, cat, dot")->capture_default_str();
+    app.add_option("--bert-size", bert_size,
+                   "BERT-CAT / BERT-DOT size: minilm (6 x 384, pairs of ~180 tokens, "
+                   "--cat-batch) or small (the main job's plumb bert-init 2 x 128, 2 heads, "
+                   "vocabulary 48,299, pairs of ~150 tokens, --bert-batch)")
+        ->check(CLI::IsMember({"minilm", "small"}))
+        ->capture_default_str();
+    app.add_option("--bert-batch", bert_batch, "triples per step at --bert-size small")
+        ->capture_default_str();
     app.add_option("--seed", seed)->capture_default_str();
     bool no_reference = false;
     app.add_flag("--no-reference", no_reference,
-                 "TK: skip the pre-kernel reference path (contextualisation and training)");
+                 "skip the pre-kernel reference paths (TK contextualisation and training, "
+                 "BERT training)");
     CLI11_PARSE(app, argc, argv);
-    if (steps == 0 || tk_batch == 0 || cat_batch == 0) {
+    if (steps == 0 || tk_batch == 0 || cat_batch == 0 || bert_batch == 0) {
         std::fprintf(stderr, "bench_train: steps and batch sizes must be > 0\n");
         return 2;
     }
+    auto has_model = [&](const std::string& m) {
+        std::string list = "," + models + ",";
+        return list.find("," + m + ",") != std::string::npos;
+    };
     torch::set_num_threads(threads);
     std::mt19937_64 rng(seed);
     std::vector<Result> results;
 
-    if (models.find("tk") != std::string::npos) {
+    if (has_model("tk")) {
         std::vector<std::string> words;
         for (std::int64_t i = 0; i < vocab; ++i) words.push_back("t" + std::to_string(i));
         pr::TkConfig c;  // paper 000: 300-d, 2 layers, 16 heads x 32, ff 100, 11 kernels
@@ -254,30 +274,42 @@ int main(int argc, char** argv) {
         }
     }
 
-    if (models.find("cat") != std::string::npos) {
-        const std::int64_t bert_vocab = 30522;
+    // BERT-CAT / BERT-DOT: trained through BERT's kernels and, unless --no-reference, through
+    // the former ATen path (BertNet::set_reference_kernels; model names "...-ref").
+    for (const std::string kind : {"cat", "dot"}) {
+        if (!has_model(kind)) continue;
+        const bool small = bert_size == "small";
+        const std::int64_t bert_vocab = small ? 48299 : 30522;
         pr::HfConfig c;
         c.vocab_size = bert_vocab;
-        c.hidden_size = 384;
-        c.num_hidden_layers = 6;
-        c.num_attention_heads = 12;
-        c.intermediate_size = 1536;
-        c.max_position_embeddings = 512;
+        c.hidden_size = small ? 128 : 384;
+        c.num_hidden_layers = small ? 2 : 6;
+        c.num_attention_heads = small ? 2 : 12;
+        c.intermediate_size = small ? 512 : 1536;
+        c.max_position_embeddings = small ? 256 : 512;
         c.num_labels = 1;
-        auto model = std::make_shared<pr::BertModel>(c, pr::BertHeads{true, 1}, seed);
+        const bool cat = kind == "cat";
+        auto model = std::make_shared<pr::BertModel>(c, pr::BertHeads{cat, cat ? 1 : 0}, seed);
         std::vector<std::string> tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
         for (std::int64_t i = 5; i < bert_vocab; ++i) tokens.push_back("w" + std::to_string(i));
         auto tok = std::make_shared<const pr::WordPieceTokenizer>(
             std::make_shared<const pr::Vocab>(std::move(tokens)));
         rd::TrainableOptions o;
-        o.kind = rd::TrainableKind::Cat;
-        o.max_length = 256;
+        o.kind = cat ? rd::TrainableKind::Cat : rd::TrainableKind::Dot;
+        // The main job's lengths at the small size (scripts/run: --max-length 160; DOT mean
+        // pooling, 24 / 136), MiniLM's 256 otherwise.
+        o.max_length = small ? 160 : 256;
+        o.query_max_length = small ? 24 : 32;
+        o.passage_max_length = small ? 136 : 256;
+        o.pooling = small ? "mean" : "cls";
         o.seed = seed;
         auto t = rd::make_trainable_bert(model, tok, o);
-        std::uniform_int_distribution<std::size_t> plen(160, 180);
+        auto net = rd::BertModelAccess::net(*model);
+        std::uniform_int_distribution<std::size_t> plen(small ? 120 : 160, small ? 150 : 180);
         double ptokens = 0, pcount = 0;
+        const std::size_t batch = small ? bert_batch : cat_batch;
         auto make_batch = [&] {
-            std::vector<pr::TrainingExample> b(cat_batch);
+            std::vector<pr::TrainingExample> b(batch);
             for (auto& e : b) {
                 e.query = random_text(rng, 8, 5, bert_vocab, "w");
                 auto n1 = plen(rng), n2 = plen(rng);
@@ -288,10 +320,19 @@ int main(int argc, char** argv) {
             }
             return b;
         };
-        auto r = run(*t, {{"encoder", 3e-5}, {"head", 3e-5}}, make_batch, cat_batch, warmup, steps);
-        r.model = "bert-cat-minilm";
-        r.avg_passage_tokens = ptokens / pcount;
-        results.push_back(r);
+        const std::map<std::string, double> lrs = {{"encoder", small ? 1e-3 : 3e-5},
+                                                   {"head", small ? 1e-3 : 3e-5}};
+        const std::string name = "bert-" + kind + (small ? "-small" : "-minilm");
+        for (const bool reference : {false, true}) {
+            if (reference && no_reference) break;
+            net->set_reference_kernels(reference);
+            ptokens = pcount = 0;
+            auto r = run(*t, lrs, make_batch, batch, warmup, steps);
+            r.model = name + (reference ? "-ref" : "");
+            r.avg_passage_tokens = ptokens / pcount;
+            results.push_back(r);
+        }
+        net->set_reference_kernels(false);
     }
 
     std::printf("bench_train: %zu timed steps (+%zu warm-up), %d intra-op thread(s)\n", steps,

@@ -151,6 +151,47 @@ torch::Tensor BertDropout::apply(const torch::Tensor& x, double p) {
 
 torch::Tensor BertLayerImpl::forward_train(const torch::Tensor& x, const torch::Tensor& mask_add,
                                            BertDropout* dropout) {
+    if (reference_kernels || x.scalar_type() != torch::kFloat32) {
+        return forward_train_reference(x, mask_add, dropout);
+    }
+    // The inference kernels as autograd functions with their own backward passes (as TK's
+    // layers): the Q/K/V projection from the real parameters (their concatenation is part of
+    // the graph), attention per (sequence, head) with its dropout mask drawn here, in the
+    // reference path's order and shape, then the projections through oneDNN's sgemm.
+    const auto b = x.size(0), l = x.size(1);
+    const auto& s = attention->self;
+    auto w = torch::cat({s->query->weight, s->key->weight, s->value->weight}, 0);
+    auto wb = torch::cat({s->query->bias, s->key->bias, s->value->bias}, 0);
+    auto qkv = dense_linear_autograd(x, w, wb);
+    torch::Tensor drop;
+    if (dropout && dropout->attention > 0.0) {
+        const double p = dropout->attention;
+        drop = p >= 1.0 ? torch::zeros({b * heads, l, l})
+                        : torch::empty({b * heads, l, l})
+                              .bernoulli_(1.0 - p, dropout->generator)
+                              .mul_(1.0 / (1.0 - p));
+    }
+    auto context = fused_self_attention_autograd(qkv, mask_add, heads, head_dim, drop);
+
+    auto& ao = attention->output;
+    auto a = dense_linear_autograd(context, ao->dense->weight, ao->dense->bias);
+    if (dropout) a = dropout->apply(a, dropout->hidden);
+    a = apply_layer_norm(ao->LayerNorm, a + x);
+
+    auto mid = dense_linear_autograd(a, intermediate->dense->weight, intermediate->dense->bias);
+    switch (activation) {
+        case Activation::Gelu: mid = torch::gelu(mid); break;
+        case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
+        case Activation::Relu: mid = torch::relu(mid); break;
+    }
+    auto o = dense_linear_autograd(mid, output->dense->weight, output->dense->bias);
+    if (dropout) o = dropout->apply(o, dropout->hidden);
+    return apply_layer_norm(output->LayerNorm, o + a);
+}
+
+torch::Tensor BertLayerImpl::forward_train_reference(const torch::Tensor& x,
+                                                     const torch::Tensor& mask_add,
+                                                     BertDropout* dropout) {
     // The same arithmetic as forward(), out of place, from the real parameters.
     const auto b = x.size(0), l = x.size(1), h = x.size(2);
     const auto& s = attention->self;
@@ -273,6 +314,10 @@ torch::Tensor BertNetImpl::forward(const torch::Tensor& ids, const torch::Tensor
 BertDropout* BertNetImpl::active_dropout() {
     if (!dropout || !is_training() || c10::InferenceMode::is_enabled()) return nullptr;
     return dropout.get();
+}
+
+void BertNetImpl::set_reference_kernels(bool on) {
+    for (const auto& m : *encoder->layer) m->as<BertLayer>()->reference_kernels = on;
 }
 
 void BertNetImpl::refresh_fused() {

@@ -114,7 +114,7 @@ torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
 
 torch::Tensor fused_self_attention(const torch::Tensor& qkv_in, const torch::Tensor& mask_add,
                                    std::int64_t heads, std::int64_t head_dim,
-                                   torch::Tensor* probs_out) {
+                                   torch::Tensor* probs_out, const torch::Tensor& dropout_in) {
     TORCH_CHECK(qkv_in.dim() == 3 && qkv_in.scalar_type() == torch::kFloat32,
                 "fused_self_attention: qkv must be float32 [B, L, 3H]");
     const auto b = qkv_in.size(0), l = qkv_in.size(1), h = heads * head_dim;
@@ -122,6 +122,14 @@ torch::Tensor fused_self_attention(const torch::Tensor& qkv_in, const torch::Ten
     const auto qkv = qkv_in.contiguous();
     const auto mask = flat_mask(mask_add, b, l);
     auto context = torch::empty({b, l, h}, torch::kFloat32);
+    torch::Tensor dropout;
+    const float* pdrop = nullptr;
+    if (dropout_in.defined() && dropout_in.numel() > 0) {
+        TORCH_CHECK(dropout_in.numel() == b * heads * l * l,
+                    "fused_self_attention: dropout must be [B * heads, L, L]");
+        dropout = dropout_in.to(torch::kFloat32).contiguous();
+        pdrop = dropout.data_ptr<float>();
+    }
 
     // Per sequence: keys [0, n) are attended; later keys are masked out (if any are not, n = l).
     const float* pm = mask.data_ptr<float>();
@@ -158,6 +166,13 @@ torch::Tensor fused_self_attention(const torch::Tensor& qkv_in, const torch::Ten
                 float* dst = pp + i * l * l;
                 for (std::int64_t r = 0; r < l; ++r) std::copy_n(src + r * n, n, dst + r * l);
             }
+            if (pdrop) {  // attention dropout: P ⊙ D, in place (P itself is saved above)
+                float* w = pv.data_ptr<float>();
+                const float* d = pdrop + i * l * l;
+                for (std::int64_t r = 0; r < l; ++r) {
+                    for (std::int64_t j = 0; j < n; ++j) w[r * n + j] *= d[r * l + j];
+                }
+            }
             gemm(false, l, head_dim, n, 1.0f, pv.data_ptr<float>(), n, v, 3 * h,
                  pc + s * l * h + head * head_dim, h);
         }
@@ -169,7 +184,8 @@ torch::Tensor fused_self_attention_backward(const torch::Tensor& grad_context,
                                             const torch::Tensor& qkv_in,
                                             const torch::Tensor& mask_add,
                                             const torch::Tensor& probs_in, std::int64_t heads,
-                                            std::int64_t head_dim) {
+                                            std::int64_t head_dim,
+                                            const torch::Tensor& dropout_in) {
     const auto b = qkv_in.size(0), l = qkv_in.size(1), h = heads * head_dim;
     TORCH_CHECK(grad_context.sizes() == torch::IntArrayRef({b, l, h}) &&
                     probs_in.sizes() == torch::IntArrayRef({b * heads, l, l}),
@@ -177,6 +193,14 @@ torch::Tensor fused_self_attention_backward(const torch::Tensor& grad_context,
     const auto qkv = qkv_in.contiguous();
     const auto dc = grad_context.to(torch::kFloat32).contiguous();
     const auto probs = probs_in.contiguous();
+    torch::Tensor dropout;
+    const float* pdrop = nullptr;
+    if (dropout_in.defined() && dropout_in.numel() > 0) {
+        TORCH_CHECK(dropout_in.numel() == b * heads * l * l,
+                    "fused_self_attention_backward: dropout must be [B * heads, L, L]");
+        dropout = dropout_in.to(torch::kFloat32).contiguous();
+        pdrop = dropout.data_ptr<float>();
+    }
     const auto mask = flat_mask(mask_add, b, l);
     std::vector<std::int64_t> keys;
     std::vector<char> add_mask;
@@ -190,6 +214,7 @@ torch::Tensor fused_self_attention_backward(const torch::Tensor& grad_context,
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
     at::parallel_for(0, b * heads, 1, [&](std::int64_t begin, std::int64_t end) {
         std::vector<float> dp(static_cast<std::size_t>(l * l));
+        std::vector<float> pdm(pdrop ? static_cast<std::size_t>(l * l) : 0);  // P ⊙ D [l, n]
         for (std::int64_t i = begin; i < end; ++i) {
             const auto s = i / heads, head = i % heads;
             const auto n = keys[static_cast<std::size_t>(s)];
@@ -202,9 +227,22 @@ torch::Tensor fused_self_attention_backward(const torch::Tensor& grad_context,
             float* dv = dq + 2 * h;
             const float* g = pdc + s * l * h + head * head_dim;  // dC [l, hd], ld h
             const float* p = pp + i * l * l;                       // P [l, n], ld l
-            // dV = P^T dC; dP = dC V^T.
-            sgemm(true, false, n, head_dim, l, 1.0f, p, l, g, h, 0.0f, dv, 3 * h);
-            sgemm(false, true, l, n, head_dim, 1.0f, g, h, v, 3 * h, 0.0f, dp.data(), n);
+            if (pdrop) {
+                // Dropout D: context = (P ⊙ D) V, so dV = (P ⊙ D)^T dC; dP = (dC V^T) ⊙ D.
+                const float* d = pdrop + i * l * l;
+                for (std::int64_t r = 0; r < l; ++r) {
+                    for (std::int64_t j = 0; j < n; ++j) pdm[r * n + j] = p[r * l + j] * d[r * l + j];
+                }
+                sgemm(true, false, n, head_dim, l, 1.0f, pdm.data(), n, g, h, 0.0f, dv, 3 * h);
+                sgemm(false, true, l, n, head_dim, 1.0f, g, h, v, 3 * h, 0.0f, dp.data(), n);
+                for (std::int64_t r = 0; r < l; ++r) {
+                    for (std::int64_t j = 0; j < n; ++j) dp[r * n + j] *= d[r * l + j];
+                }
+            } else {
+                // dV = P^T dC; dP = dC V^T.
+                sgemm(true, false, n, head_dim, l, 1.0f, p, l, g, h, 0.0f, dv, 3 * h);
+                sgemm(false, true, l, n, head_dim, 1.0f, g, h, v, 3 * h, 0.0f, dp.data(), n);
+            }
             // Softmax: dS = P ⊙ (dP - Σ_j dP ⊙ P), in place in dp.
             for (std::int64_t r = 0; r < l; ++r) {
                 const float* pr = p + r * l;
@@ -227,11 +265,11 @@ class FusedAttentionFunction : public torch::autograd::Function<FusedAttentionFu
 public:
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
                                  const torch::Tensor& mask_add, std::int64_t heads,
-                                 std::int64_t head_dim) {
+                                 std::int64_t head_dim, const torch::Tensor& dropout) {
         torch::Tensor probs;
         auto qc = qkv.contiguous();
-        auto context = fused_self_attention(qc, mask_add, heads, head_dim, &probs);
-        ctx->save_for_backward({qc, mask_add, probs});
+        auto context = fused_self_attention(qc, mask_add, heads, head_dim, &probs, dropout);
+        ctx->save_for_backward({qc, mask_add, probs, dropout});
         ctx->saved_data["heads"] = heads;
         ctx->saved_data["head_dim"] = head_dim;
         return context;
@@ -241,8 +279,8 @@ public:
         const auto saved = ctx->get_saved_variables();
         auto dqkv = fused_self_attention_backward(grads[0], saved[0], saved[1], saved[2],
                                                   ctx->saved_data["heads"].toInt(),
-                                                  ctx->saved_data["head_dim"].toInt());
-        return {dqkv, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+                                                  ctx->saved_data["head_dim"].toInt(), saved[3]);
+        return {dqkv, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
     }
 };
 
@@ -289,11 +327,13 @@ public:
 
 torch::Tensor fused_self_attention_autograd(const torch::Tensor& qkv,
                                             const torch::Tensor& mask_add, std::int64_t heads,
-                                            std::int64_t head_dim) {
+                                            std::int64_t head_dim, const torch::Tensor& dropout) {
     if (!torch::GradMode::is_enabled() || !qkv.requires_grad()) {
-        return fused_self_attention(qkv, mask_add, heads, head_dim);
+        return fused_self_attention(qkv, mask_add, heads, head_dim, nullptr, dropout);
     }
-    return FusedAttentionFunction::apply(qkv, mask_add, heads, head_dim);
+    // autograd::Function::apply does not take undefined tensors: no dropout = an empty one.
+    return FusedAttentionFunction::apply(qkv, mask_add, heads, head_dim,
+                                         dropout.defined() ? dropout : torch::empty({0}));
 }
 
 torch::Tensor dense_linear_autograd(const torch::Tensor& x, const torch::Tensor& weight,

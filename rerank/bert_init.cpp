@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
@@ -126,6 +128,19 @@ BertInitSummary write_bert_init(const std::filesystem::path& dir, const Vocab& v
     s.config = make_bert_init_config(options, static_cast<std::int64_t>(vocab.size()));
     s.vocab_size = vocab.size();
     BertModel model(s.config, BertHeads{}, options.seed);
+    if (!(options.word_std > 0) || !std::isfinite(options.word_std)) {
+        throw InvalidArgument("bert-init: word_std must be > 0");
+    }
+    if (options.word_std != 0.02) {
+        // Redrawn N(0, word_std²) from their own generator (the other weights stay those of
+        // the seed); the pad row stays 0 as transformers' padding_idx row.
+        const auto h = static_cast<std::size_t>(s.config.hidden_size);
+        std::vector<float> w(vocab.size() * h);
+        std::mt19937_64 rng(options.seed ^ 0x776f7264ULL);  // "word"
+        std::normal_distribution<double> dist(0.0, options.word_std);
+        for (std::size_t i = h; i < w.size(); ++i) w[i] = static_cast<float>(dist(rng));
+        model.set_parameter("embeddings.word_embeddings.weight", w);
+    }
     for (const auto& p : model.parameters()) {
         std::size_t n = 1;
         for (auto d : p.shape) n *= static_cast<std::size_t>(d);

@@ -69,6 +69,11 @@ struct BertInitOptions {
     std::int64_t intermediate = 512;
     std::int64_t max_positions = 512;
     std::uint64_t seed = 42;
+    /// Standard deviation of the random word embeddings (transformers: 0.02, the same as the
+    /// position and token type embeddings). Larger values let word identity dominate the
+    /// embedding sum over positions after the LayerNorm (as TK's word vectors dominate its
+    /// position encodings); see the main job's use with `plumb train --freeze-word-embeddings`.
+    double word_std = 0.02;
 };
 
 /// The config of a BERT with `options`' sizes over a vocabulary of `vocab_size` tokens

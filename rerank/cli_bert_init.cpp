@@ -111,6 +111,10 @@ const plumb::cli::CommandRegistrar kRegistrar{"bert-init", [](CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(3, 8192));
     c->add_option("--seed", args->model.seed, "initialisation seed")->capture_default_str();
+    c->add_option("--word-std", args->model.word_std,
+                  "standard deviation of the random word embeddings (transformers: 0.02)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     plumb::cli::add_quiet_flag(c, args->quiet, "no progress bar");
     c->callback([args] { run_bert_init(*args); });
 }};

@@ -51,6 +51,7 @@ struct TrainArgs {
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
     std::size_t max_length = 256, query_max_length = 32, passage_max_length = 200;
+    bool freeze_word_embeddings = false;
     pr::detail::DotEncoderArgs dot;
     bool resume = false, quiet = false;
     bool epochs_given = false;
@@ -123,6 +124,7 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.max_length = a.max_length;
     o.query_max_length = a.query_max_length;
     o.passage_max_length = a.passage_max_length;
+    o.freeze_word_embeddings = a.freeze_word_embeddings;
     o.pooling = a.dot.pooling;
     o.similarity = a.dot.similarity;
     o.validate_every = a.validate_every;
@@ -393,6 +395,8 @@ const plumb::cli::CommandRegistrar kRegistrar{
             ->capture_default_str();
         cmd->add_option("--passage-max-length", args->passage_max_length, "dot: tokens per passage")
             ->capture_default_str();
+        cmd->add_flag("--freeze-word-embeddings", args->freeze_word_embeddings,
+                      "cat/dot: keep the word-embedding matrix as initialised (not trained)");
         args->dot.add_to(cmd, "dot: cls | mean", "dot: dot | cosine");
         cmd->add_flag("--resume", args->resume, "Continue from <output>/last");
         plumb::cli::add_quiet_flag(cmd, args->quiet, "No progress bar");

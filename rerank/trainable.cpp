@@ -234,8 +234,10 @@ public:
         m_net = BertModelAccess::net(*m_model);
         for (auto& p : m_net->named_parameters(true)) {
             // DistilBERT's sinusoidal positions are fixed (transformers freezes them).
-            const bool fixed = c.model_type == ModelType::DistilBert && c.sinusoidal_pos_embds &&
-                               p.key() == "embeddings.position_embeddings.weight";
+            const bool fixed = (c.model_type == ModelType::DistilBert && c.sinusoidal_pos_embds &&
+                                p.key() == "embeddings.position_embeddings.weight") ||
+                               (options.freeze_word_embeddings &&
+                                p.key() == "embeddings.word_embeddings.weight");
             p.value().set_requires_grad(!fixed);
         }
         if (options.dropout) {

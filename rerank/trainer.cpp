@@ -146,6 +146,7 @@ detail::TrainableOptions trainable_options(const TrainOptions& o, bool dropout) 
     t.passage_max_length = o.passage_max_length;
     t.pooling = o.pooling;
     t.similarity = o.similarity;
+    t.freeze_word_embeddings = o.freeze_word_embeddings;
     t.dropout = dropout;
     t.seed = o.seed;
     return t;
@@ -164,6 +165,9 @@ void check_options(const TrainOptions& o) {
     for (const auto& [name, lr] : o.group_lr) {
         if (!(lr >= 0) || !std::isfinite(lr))
             bad("learning rate of group '" + name + "' must be >= 0");
+    }
+    if (o.freeze_word_embeddings && o.model == ModelKind::Tk) {
+        bad("freeze_word_embeddings is for cat/dot (TK: tk-init --freeze-embeddings)");
     }
     if (o.weight_decay < 0) bad("weight_decay must be >= 0");
     if (o.clip_norm < 0) bad("clip_norm must be >= 0");

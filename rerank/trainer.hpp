@@ -131,6 +131,9 @@ struct TrainOptions {
     std::size_t passage_max_length = 200;
     std::string pooling = "cls";
     std::string similarity = "dot";
+    /// BERT: embeddings.word_embeddings.weight is not trained (no gradient, in no group): with
+    /// random vectors, the same word stays the same vector in every query and passage.
+    bool freeze_word_embeddings = false;
 
     // --- validation
     std::uint64_t validate_every = 0;  ///< optimizer steps; 0 = only at the end

@@ -31,28 +31,37 @@ torch::Tensor dense_linear(const torch::Tensor& x, const torch::Tensor& weight,
 /// their softmax weight underflows to 0 in the unfused computation as well.
 /// No autograd graph (see fused_self_attention_autograd). `probs`, when given, receives the
 /// softmax weights [B * heads, L, L] (pair i = sequence i / heads, head i % heads; columns of
-/// skipped padding keys are 0), for the backward pass.
+/// skipped padding keys are 0), for the backward pass (before dropout).
+///
+/// `dropout`, when defined and not empty: float [B * heads, L, L] (laid out as `probs`), multiplied into the
+/// softmax weights before they weight the values (training-time attention dropout: 0 for a
+/// dropped weight, 1/(1-p) for a kept one; BERT's attention_probs_dropout_prob).
 torch::Tensor fused_self_attention(const torch::Tensor& qkv, const torch::Tensor& mask_add,
                                    std::int64_t heads, std::int64_t head_dim,
-                                   torch::Tensor* probs = nullptr);
+                                   torch::Tensor* probs = nullptr,
+                                   const torch::Tensor& dropout = {});
 
 /// Gradient of fused_self_attention with respect to qkv [B, L, 3H], from the gradient of its
 /// context [B, L, H] and the forward call's qkv, mask_add and probs. Per (sequence, head) pair
 /// on the intra-op threads, single-threaded sgemm (as the forward): dV = P^T dC, dP = dC V^T,
 /// dS = P ⊙ (dP - rowsum(dP ⊙ P)), dQ = dS K / sqrt(hd), dK = dS^T Q / sqrt(hd). Skipped
 /// padding keys get zero gradient (their weight is exactly 0). The mask gets no gradient.
+/// With the forward call's `dropout` D: dV = (P ⊙ D)^T dC and dP = (dC V^T) ⊙ D.
 torch::Tensor fused_self_attention_backward(const torch::Tensor& grad_context,
                                             const torch::Tensor& qkv,
                                             const torch::Tensor& mask_add,
                                             const torch::Tensor& probs, std::int64_t heads,
-                                            std::int64_t head_dim);
+                                            std::int64_t head_dim,
+                                            const torch::Tensor& dropout = {});
 
 /// fused_self_attention with autograd (a torch::autograd::Function whose backward is
 /// fused_self_attention_backward) when grad mode is on and qkv requires grad; else the
-/// inference kernel itself. Saves the [B * heads, L, L] weights for the backward pass.
+/// inference kernel itself. Saves the [B * heads, L, L] weights (and `dropout`) for the
+/// backward pass.
 torch::Tensor fused_self_attention_autograd(const torch::Tensor& qkv,
                                             const torch::Tensor& mask_add, std::int64_t heads,
-                                            std::int64_t head_dim);
+                                            std::int64_t head_dim,
+                                            const torch::Tensor& dropout = {});
 
 /// dense_linear with autograd: forward through oneDNN's sgemm, backward dX = G W and
 /// dW = G^T X through oneDNN's sgemm too (threaded by oneDNN over the OpenMP pool), db = Σ G.

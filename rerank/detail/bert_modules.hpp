@@ -82,7 +82,12 @@ struct BertDropout {
 /// [3H, H] matrix (refresh_fused() after changing them) so that the projection is one matmul.
 ///
 /// Training: forward_train() projects with the real query/key/value parameters (so gradients
-/// reach them) and applies dropout when given. After an optimizer changed those parameters the
+/// reach them) and applies dropout when given. It runs the inference kernels
+/// (detail/bert_attention.hpp: oneDNN sgemm projections, attention per (sequence, head)) as
+/// autograd functions with their own backward passes, as TK's layers do; the former path
+/// (ATen's linear, batched matmul, softmax) stays as forward_train_reference(), selected by
+/// `reference_kernels` (tests and benchmarks). Both draw the same dropout masks from the same
+/// generator state (attention: one [B * heads, L, L] Bernoulli draw, then the two hidden ones). After an optimizer changed those parameters the
 /// fused copy is stale: forward() then notices it (parameter version counters differ from the
 /// ones recorded by refresh_fused()) and concatenates the parameters per call, which gives the
 /// same numbers, only slower; refresh_fused() (called by detail::Trainable before inference and
@@ -100,6 +105,9 @@ struct BertLayerImpl : torch::nn::Module {
     /// Same with autograd through the query/key/value parameters; `dropout` null = none.
     torch::Tensor forward_train(const torch::Tensor& x, const torch::Tensor& mask_add,
                                 BertDropout* dropout);
+    /// forward_train() through ATen's generic ops (the pre-kernel path; reference for tests).
+    torch::Tensor forward_train_reference(const torch::Tensor& x, const torch::Tensor& mask_add,
+                                          BertDropout* dropout);
     void refresh_fused();
     /// True when the fused copy matches the current query/key/value parameters.
     bool fused_current() const;
@@ -115,6 +123,7 @@ struct BertLayerImpl : torch::nn::Module {
     std::int64_t heads = 1;
     std::int64_t head_dim = 1;
     Activation activation = Activation::Gelu;
+    bool reference_kernels = false;  ///< training through forward_train_reference() (not saved)
     torch::Tensor fused_weight;  ///< [3H, H], not a parameter
     torch::Tensor fused_bias;    ///< [3H]
     std::array<std::int64_t, 6> fused_versions{};  ///< q/k/v weight, bias versions at refresh
@@ -157,6 +166,9 @@ struct BertNetImpl : torch::nn::Module {
     BertDropout* active_dropout();
     /// refresh_fused() of every layer.
     void refresh_fused();
+    /// true: every layer trains through forward_train_reference() (ATen's generic ops, the
+    /// pre-kernel path; tests and benchmarks). Not thread-safe against concurrent forward calls.
+    void set_reference_kernels(bool on);
     /// set_int8() of every layer.
     void set_int8(bool on);
     /// Pooler output from the [CLS] states [B, H].

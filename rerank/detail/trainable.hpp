@@ -103,6 +103,7 @@ struct TrainableOptions {
     std::string pooling = "cls";       ///< DOT: cls / mean
     std::string similarity = "dot";    ///< DOT: dot / cosine
     bool dropout = true;               ///< BERT: apply the config's dropout probabilities in training
+    bool freeze_word_embeddings = false;  ///< BERT: word-embedding matrix not trained
     std::uint64_t seed = 42;           ///< dropout generator
 };
 

@@ -4,6 +4,7 @@
 // few training steps of `plumb train --model cat` from it reduce the loss.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -190,6 +191,45 @@ TEST_F(BertInitCli, FolderLoadsWithTheGivenSizesAndTrains) {
               0);
     EXPECT_EQ(plumb::read_file(init / "model.safetensors"),
               plumb::read_file(again / "model.safetensors"));
+
+    // --word-std 0.1: word embeddings N(0, 0.1²) (sample standard deviation of the V*H - H
+    // values within 10 %, pad row 0); every other weight as with the default (same seed).
+    const auto wide = dir / "wide";
+    ASSERT_EQ(plumb::test::run_plumb("bert-init --quiet --corpus '" +
+                                     (dir / "corpus.tsv").string() + "' --topics '" +
+                                     (dir / "topics.tsv").string() + "' --output '" +
+                                     wide.string() +
+                                     "' --layers 2 --hidden 32 --heads 2 --intermediate 64"
+                                     " --max-positions 64 --seed 3 --word-std 0.1")
+                  .status,
+              0);
+    {
+        const auto m2 = load_bert_checkpoint(wide);
+        const auto w = m2.parameter("embeddings.word_embeddings.weight");
+        ASSERT_EQ(static_cast<std::int64_t>(w.size()), V * H);
+        double sum = 0, sq = 0;
+        for (std::int64_t i = 0; i < H; ++i) EXPECT_EQ(w[static_cast<std::size_t>(i)], 0.0f);
+        for (std::size_t i = static_cast<std::size_t>(H); i < w.size(); ++i) {
+            sum += w[i];
+            sq += double(w[i]) * w[i];
+        }
+        const double n = double(w.size()) - double(H);
+        const double sd = std::sqrt(sq / n - (sum / n) * (sum / n));
+        EXPECT_NEAR(sd, 0.1, 0.01);
+        const auto w0 = model.parameter("embeddings.word_embeddings.weight");
+        double sq0 = 0;
+        for (auto v : w0) sq0 += double(v) * v;
+        EXPECT_NEAR(std::sqrt(sq0 / n), 0.02, 0.003);  // the default: transformers' 0.02
+        for (const auto& p : model.parameters()) {
+            if (p.name == "embeddings.word_embeddings.weight") continue;
+            EXPECT_EQ(m2.parameter(p.name), model.parameter(p.name)) << p.name;
+        }
+    }
+    EXPECT_NE(plumb::test::run_plumb("bert-init --quiet --corpus '" +
+                                     (dir / "corpus.tsv").string() + "' --output '" +
+                                     (dir / "bad").string() + "' --word-std 0")
+                  .status,
+              0);
 
     // Training steps of BERT-CAT from the folder reduce the hinge loss (learning to prefer the 4
     // passages to the 4 unrelated texts): the last logged window's mean loss is well below the

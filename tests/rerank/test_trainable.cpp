@@ -3,11 +3,13 @@
 // s(pos) - s(neg), the BERT fused Q/K/V copy is refreshed, saved checkpoints load into the
 // stages with identical scores, dropout is seeded and only on in training mode.
 #include <gtest/gtest.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -22,6 +24,7 @@
 #include "rerank/bi_encoder.hpp"
 #include "rerank/bi_encoder_stage.hpp"
 #include "rerank/cross_encoder.hpp"
+#include "rerank/detail/bert_attention.hpp"
 #include "rerank/detail/bert_modules.hpp"
 #include "rerank/detail/tk_module.hpp"
 #include "rerank/detail/trainable.hpp"
@@ -460,6 +463,28 @@ TEST(TrainableCat, DropoutOnlyInTrainingModeAndSeeded) {
     EXPECT_TRUE(torch::allclose(v->score_batch(examples()), b1, 1e-5, 1e-6));
 }
 
+TEST(TrainableCat, FrozenWordEmbeddingsAreInNoGroupAndStay) {
+    TempDir tmp;
+    auto o = cat_options();
+    o.freeze_word_embeddings = true;
+    auto t = rd::load_trainable(tiny_bert_folder(tmp.path / "m", 1), o);
+    torch::Tensor words, positions;
+    for (auto& [name, p] : t->named_parameters()) {
+        if (name == "embeddings.word_embeddings.weight") words = p;
+        if (name == "embeddings.position_embeddings.weight") positions = p;
+    }
+    ASSERT_TRUE(words.defined() && positions.defined());  // still listed (checkpoint names)
+    EXPECT_FALSE(words.requires_grad());
+    EXPECT_TRUE(positions.requires_grad());
+    for (auto& g : t->parameter_groups()) {
+        for (auto& p : g.params) EXPECT_FALSE(p.is_same(words)) << g.name;
+    }
+    const auto w0 = words.clone(), p0 = positions.clone();
+    train_steps(*t, 3, 1e-2);
+    EXPECT_TRUE(torch::equal(w0, words));
+    EXPECT_FALSE(torch::equal(p0, positions));  // the rest trains
+}
+
 // ------------------------------------------------------------------------------------ BERT-DOT
 
 TEST(TrainableDot, EvalScoresEqualTheStage) {
@@ -694,4 +719,125 @@ TEST(TrainableTk, BatchesOfManyPassagesGroupedByLengthEqualOnePaddedBatch) {
     for (const auto& [name, gr] : g_ref) {
         EXPECT_TRUE(torch::allclose(g_grouped.at(name), gr, 1e-4, 1e-6)) << name;
     }
+}
+
+// ------------------------------------------------------- BERT training through the kernels
+// BertLayerImpl::forward_train runs BERT's inference kernels with their own backward passes
+// (detail/bert_attention.hpp); forward_train_reference is the former ATen path, whose autograd
+// is the independent derivation the kernels' gradients are checked against.
+
+namespace {
+
+/// Every gradient of a BertNet's encoder (and the pooler) for a weighted sum of its pooled
+/// outputs, through the kernels or the reference path; dropout (0.1 / 0.1) from a generator
+/// seeded with `seed` when `dropout`.
+std::pair<torch::Tensor, std::map<std::string, torch::Tensor>> bert_grads(
+    rd::BertNet& net, bool reference, bool dropout, const torch::Tensor& ids,
+    const torch::Tensor& types, const torch::Tensor& mask) {
+    net->set_reference_kernels(reference);
+    net->train(true);
+    if (dropout) {
+        auto d = std::make_shared<rd::BertDropout>();
+        d->hidden = 0.1;
+        d->attention = 0.1;
+        d->generator = at::detail::createCPUGenerator(19);
+        net->dropout = d;
+    } else {
+        net->dropout.reset();
+    }
+    net->zero_grad();
+    auto hidden = net->forward(ids, types, mask);
+    auto pooled = net->pool(hidden.select(1, 0));
+    auto w = torch::linspace(-1.0, 1.3, hidden.numel()).view(hidden.sizes());
+    ((hidden * w).sum() + pooled.sum()).backward();
+    std::map<std::string, torch::Tensor> g;
+    for (const auto& kv : net->named_parameters(true)) {
+        if (kv.value().grad().defined()) g[kv.key()] = kv.value().grad().clone();
+    }
+    net->set_reference_kernels(false);
+    return {hidden.detach(), g};
+}
+
+}  // namespace
+
+TEST(BertKernels, TrainingGradientsEqualTheReferencePath) {
+    auto c = tiny_bert_config();
+    BertModel m(c, BertHeads{true, 1}, 5);
+    auto net = rd::BertModelAccess::net(m);
+    {
+        // Non-trivial biases and norms (the initialisation zeroes biases, sets norms to 1).
+        torch::NoGradGuard ng;
+        torch::manual_seed(7);
+        for (auto& kv : net->named_parameters(true)) {
+            if (kv.key().find("bias") != std::string::npos) kv.value().uniform_(-0.2, 0.2);
+            if (kv.key().find("LayerNorm.weight") != std::string::npos) {
+                kv.value().uniform_(0.5, 1.5);
+            }
+        }
+    }
+    for (auto& p : net->parameters()) p.set_requires_grad(true);
+    // Three sequences: full length, trailing padding (skipped keys), padding inside (additive).
+    auto ids = torch::tensor({{2, 7, 8, 3, 9, 10, 11, 3}, {2, 12, 3, 13, 3, 0, 0, 0},
+                              {2, 14, 0, 15, 3, 16, 17, 3}},
+                             torch::kInt64);
+    auto types = torch::tensor({{0, 0, 0, 0, 1, 1, 1, 1}, {0, 0, 0, 1, 1, 0, 0, 0},
+                                {0, 0, 0, 0, 0, 1, 1, 1}},
+                               torch::kInt64);
+    auto mask = ids.ne(0).to(torch::kInt64);
+    mask[2][2] = 0;
+    for (const bool dropout : {false, true}) {
+        auto [h_ref, g_ref] = bert_grads(net, true, dropout, ids, types, mask);
+        auto [h_new, g_new] = bert_grads(net, false, dropout, ids, types, mask);
+        // With dropout, equal outputs show both paths drew the same masks.
+        EXPECT_TRUE(torch::allclose(h_new, h_ref, 1e-5, 1e-5))
+            << dropout << " " << (h_new - h_ref).abs().max().item<float>();
+        ASSERT_EQ(g_new.size(), g_ref.size());
+        EXPECT_GE(g_ref.size(), 30u);  // embeddings, 2 layers x 16, pooler
+        for (const auto& [name, gr] : g_ref) {
+            ASSERT_TRUE(g_new.contains(name)) << name;
+            const auto& gn = g_new.at(name);
+            const float scale = gr.abs().max().item<float>();
+            EXPECT_GT(scale, 0.0f) << name;  // every parameter is exercised
+            EXPECT_LE((gn - gr).abs().max().item<float>(), 1e-4f * (1.0f + scale))
+                << dropout << " " << name;
+        }
+    }
+    // Dropout changes the outputs (the masks are applied at all).
+    auto [h0, g0] = bert_grads(net, false, false, ids, types, mask);
+    auto [h1, g1] = bert_grads(net, false, true, ids, types, mask);
+    EXPECT_FALSE(torch::allclose(h0, h1, 1e-3, 1e-3));
+}
+
+TEST(BertKernels, AttentionBackwardWithDropoutMatchesAutograd) {
+    // softmax(Q K^T / sqrt(hd) + mask) ⊙ D, times V, against ATen's autograd, with trailing
+    // padding (skipped keys), padding inside and a dropout mask D of zeros and 1/(1-p).
+    torch::manual_seed(3);
+    const std::int64_t b = 2, l = 5, heads = 2, hd = 3, h = heads * hd;
+    auto qkv = torch::randn({b, l, 3 * h}, torch::requires_grad());
+    auto keep = torch::ones({b, l});
+    keep[0][3] = 0;
+    keep[0][4] = 0;
+    keep[1][1] = 0;
+    auto mask_add = ((1.0 - keep) * std::numeric_limits<float>::lowest()).view({b, 1, 1, l});
+    auto drop = torch::empty({b * heads, l, l}).bernoulli_(0.7).mul_(1.0 / 0.7);
+    ASSERT_GT(drop.eq(0).sum().item<std::int64_t>(), 0);
+    auto gc = torch::randn({b, l, h});
+
+    auto ctx = rd::fused_self_attention_autograd(qkv, mask_add, heads, hd, drop);
+    (ctx * gc).sum().backward();
+    auto g_kernel = qkv.grad().clone();
+    qkv.grad().zero_();
+
+    auto split = [&](std::int64_t i) {
+        return qkv.narrow(2, i * h, h).reshape({b, l, heads, hd}).transpose(1, 2);
+    };
+    auto scores = torch::matmul(split(0), split(1).transpose(-2, -1)) / std::sqrt(double(hd));
+    scores = scores.masked_fill(keep.eq(0).view({b, 1, 1, l}),
+                                std::numeric_limits<float>::lowest());
+    auto p = torch::softmax(scores, -1) * drop.view({b, heads, l, l});
+    auto ref = torch::matmul(p, split(2)).transpose(1, 2).reshape({b, l, h});
+    (ref * gc).sum().backward();
+    EXPECT_TRUE(torch::allclose(ctx.detach(), ref.detach(), 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(g_kernel, qkv.grad(), 1e-4, 1e-5))
+        << (g_kernel - qkv.grad()).abs().max().item<float>();
 }
