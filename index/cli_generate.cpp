@@ -25,6 +25,7 @@ struct GenerateArgs {
     std::string clause_words = "corpus";
     plumb::index::PlantedConfig p;
     double candidate_gender_share = 0.0;
+    double candidate_gender_train_skew = 0.0;
     CLI::App* cmd = nullptr;  // to tell given options from defaults
 };
 
@@ -58,6 +59,8 @@ void run_planted(const GenerateArgs& a) {
     c.male_query_share = a.p.male_query_share;
     c.query_gender_skew = a.p.query_gender_skew;
     if (given("--candidate-gender-share")) c.candidate_gender_share = a.candidate_gender_share;
+    if (given("--candidate-gender-train-skew"))
+        c.candidate_gender_train_skew = a.candidate_gender_train_skew;
     c.liwc_words = a.p.liwc_words;
     c.liwc_skew = a.p.liwc_skew;
     c.generated_pairs = a.p.generated_pairs;
@@ -209,12 +212,21 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "Generated (query, passage) pairs for debias balance "
                             "(generated_pairs.tsv, generated_gender.tsv; needs gendered "
                             "queries)"));
-        cmd->add_option("--candidate-gender-share", args->candidate_gender_share,
-                        "Share of every query's planted passages (relevant, partial, hard "
-                        "negatives) with gender words, instead of --gender-share (paper 004: "
-                        "PRF_m / PRF_f defined for most queries); unset = --gender-share")
+        auto* candidate_share =
+            cmd->add_option("--candidate-gender-share", args->candidate_gender_share,
+                            "Share of every query's planted passages (relevant, partial, hard "
+                            "negatives) with gender words, instead of --gender-share (paper 004: "
+                            "PRF_m / PRF_f defined for most queries); unset = --gender-share")
+                ->group(g)
+                ->needs(planted);
+        cmd->add_option("--candidate-gender-train-skew", args->candidate_gender_train_skew,
+                        "Train queries only: P(male) of gendered relevant passages and "
+                        "P(female) of gendered hard negatives (paper 004: a gender preference "
+                        "a ranker learns from the triples; dev and test keep --gender-skew / "
+                        "0.5); needs --candidate-gender-share")
             ->group(g)
-            ->needs(planted);
+            ->needs(planted)
+            ->needs(candidate_share);
         {
             auto* levels = cmd->add_flag("--complexity-levels", p.complexity_levels,
                                          "Simple / medium / complex queries whose relevance "

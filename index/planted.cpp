@@ -309,6 +309,11 @@ void PlantedConfig::validate() const {
         bad("female_query_share + male_query_share must be at most 1");
     share(query_gender_skew, "query_gender_skew");
     if (candidate_gender_share) share(*candidate_gender_share, "candidate_gender_share");
+    if (candidate_gender_train_skew) {
+        share(*candidate_gender_train_skew, "candidate_gender_train_skew");
+        if (!candidate_gender_share)
+            bad("candidate_gender_train_skew needs candidate_gender_share");
+    }
     if (clause_terms == 0 || clause_terms > 10) bad("clause_terms must be in [1, 10]");
     if (liwc_words > 100) bad("liwc_words must be at most 100");
     share(liwc_skew, "liwc_skew");
@@ -649,6 +654,10 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     double share = c.gender_share;
     double p_male = relevant ? c.gender_skew : 0.5;
     if (plan && c.candidate_gender_share) share = *c.candidate_gender_share;
+    // Paper 004's learnable cause: train queries' relevant passages lean male, their hard
+    // negatives female (file comment); gendered queries' relevant passages are set below.
+    if (plan && c.candidate_gender_train_skew && out.query < c.train_queries)
+        p_male = relevant ? *c.candidate_gender_train_skew : 1.0 - *c.candidate_gender_train_skew;
     if (plan && relevant && plan->gender != 'n') {
         share = 1.0;  // uniform01 < 1: always gendered
         p_male = plan->gender == 'm' ? c.query_gender_skew : 1.0 - c.query_gender_skew;
@@ -1238,6 +1247,9 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"unanswered", c.unanswered},
         {"shown_rank_p", c.shown_rank_p},
     };
+    // Only when set: the default manifest stays as it was.
+    if (c.candidate_gender_train_skew)
+        m["parameters"]["candidate_gender_train_skew"] = *c.candidate_gender_train_skew;
     // Only with complexity levels on: the default manifest stays as it was.
     if (c.complexity_levels)
         m["parameters"]["complexity_cue"] = complexity_cue_name(c.complexity_cue);

@@ -71,6 +71,17 @@
 /// negatives) carry gender words with that probability instead of `gender_share` (relevant:
 /// male with `gender_skew`, hard negatives: 0.5), so most queries have a female- or male-biased
 /// relevant passage and gendered non-relevant candidates: PRF_m / PRF_f are defined.
+/// A learnable gender preference (paper 004's planted cause; off by default): with
+/// `candidate_gender_train_skew` s set as well, the TRAIN queries' gendered relevant passages
+/// (neutral queries' answer and partial passages) are male with probability s instead of
+/// `gender_skew`, and their gendered hard negatives FEMALE with probability s instead of 0.5.
+/// Dev and test queries keep the model above. So in the training triples male words mark
+/// positives and female words negatives, a ranker trained on them learns to score male-labelled
+/// passages higher than female-labelled ones, and on the dev / test candidates (where gender
+/// says nothing about relevance when `gender_skew` = 0.5) that learned preference shows as
+/// PRF_m > PRF_f: the gap IBBR is meant to remove. With s < 1 the training batches still hold
+/// female-labelled positives, which IBBR's PD / TS need (a batch without both groups adds 0).
+/// It draws nothing extra: every other passage and file stays as without it.
 ///
 /// Complexity levels (paper 003; off by default): with `complexity_levels` every query gets a
 /// level simple / medium / complex (uniform, from its own stream) that fixes its form and its
@@ -195,6 +206,10 @@ struct PlantedConfig {
     double query_gender_skew = 0.9;   ///< P(a gendered query's relevant passage has its gender)
     /// P(gender words) for every query's planted passages (paper 004); unset = gender_share.
     std::optional<double> candidate_gender_share;
+    /// Train queries only: P(male) of gendered relevant passages and P(female) of gendered
+    /// hard negatives (paper 004's learnable cause; needs candidate_gender_share); unset =
+    /// gender_skew and 0.5 as for dev and test.
+    std::optional<double> candidate_gender_train_skew;
 
     std::uint32_t liwc_words = 3;  ///< category words per planted passage of a gendered query
     double liwc_skew = 0.8;        ///< P(a relevant passage's category is stereotyped)

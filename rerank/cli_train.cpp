@@ -47,7 +47,7 @@ struct TrainArgs {
     bool no_tune = false;
     double alpha = 0.1, weak_fraction = 0.2;
     std::string weak_strategy = "checkpoint", weak_model;
-    std::string fairness = "pd", gender_words, fairness_negatives = "own";
+    std::string fairness = "pd", gender_words, fairness_negatives = "own", fairness_scores = "raw";
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
     std::size_t max_length = 256, query_max_length = 32, passage_max_length = 200;
@@ -117,6 +117,7 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.weak_fraction = a.weak_fraction;
     o.fairness = a.fairness;
     o.fairness_negatives = pr::parse_fairness_negatives(a.fairness_negatives);
+    o.fairness_softmax = a.fairness_scores == "softmax";
     o.lambda = a.lambda;
     o.learn_lambda = a.learn_lambda;
     o.lambda_lr = a.lambda_lr;
@@ -379,6 +380,12 @@ const plumb::cli::CommandRegistrar kRegistrar{
                         "004) | in-batch (also the batch's other passages; needs in-batch "
                         "negatives)")
             ->check(CLI::IsMember({"own", "in-batch"}))
+            ->capture_default_str();
+        cmd->add_option("--fairness-scores", args->fairness_scores,
+                        "ibbr: R in nPRF: raw (the dot products, FORMULAS.md) | softmax (over "
+                        "the query's candidates of the fairness term: R in (0, 1), as paper 004 "
+                        "states; a negative raw R turns the fairness gradient around)")
+            ->check(CLI::IsMember({"raw", "softmax"}))
             ->capture_default_str();
         cmd->add_option("--lambda", args->lambda, "ibbr: λ (initial value with --learn-lambda)")
             ->capture_default_str();

@@ -232,9 +232,10 @@ torch::Tensor ibbr_fairness(const torch::Tensor& scores, const torch::Tensor& re
 torch::Tensor ibbr_batch_fairness(const torch::Tensor& queries, const torch::Tensor& passages,
                                   const torch::Tensor& labels, std::int64_t group_size,
                                   bool in_batch_negatives, FairnessTerm term, double temperature,
-                                  FairnessGroups* groups) {
-    const auto scores =
+                                  FairnessGroups* groups, bool softmax_scores) {
+    auto scores =
         contrastive_scores(queries, passages, group_size, in_batch_negatives, false, temperature);
+    if (softmax_scores) scores = torch::softmax(scores, 1);
     if (!labels.defined() || labels.dim() != 1 || labels.size(0) != passages.size(0) ||
         c10::isFloatingType(labels.scalar_type()) || labels.scalar_type() == torch::kBool)
         fail("ibbr_batch_fairness", "labels must be integral [" + std::to_string(passages.size(0)) +

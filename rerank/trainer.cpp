@@ -608,7 +608,7 @@ LossParts Session::compute_loss(std::span<const TrainingExample> batch) {
                 q, p, passage_labels(batch, g, q.size(0)), g,
                 m_o.fairness_negatives == FairnessNegatives::InBatch,
                 m_o.fairness == "ts" ? detail::FairnessTerm::TS : detail::FairnessTerm::PD,
-                m_o.temperature, &groups);
+                m_o.temperature, &groups, m_o.fairness_softmax);
             out.loss = m_learned ? m_learned->combine(rank, out.fairness, groups.defined())
                                  : rank + m_lambda * out.fairness;
             break;
@@ -716,6 +716,9 @@ TrainReport Session::run() {
                   {"fairness_negatives", m_o.objective == Objective::Ibbr
                                              ? json(fairness_negatives_name(m_o.fairness_negatives))
                                              : json(nullptr)},
+                  {"fairness_scores", m_o.objective == Objective::Ibbr
+                                          ? json(m_o.fairness_softmax ? "softmax" : "raw")
+                                          : json(nullptr)},
                   {"source", m_stream.source().describe()},
                   {"groups", m_group_names},
                   {"group_lr", m_base_lr}});
@@ -917,6 +920,7 @@ TrainReport Session::run() {
         r["lambda"] = current_lambda();
         r["fairness"] = m_o.fairness;
         r["fairness_negatives"] = fairness_negatives_name(m_o.fairness_negatives);
+        r["fairness_scores"] = m_o.fairness_softmax ? "softmax" : "raw";
     }
     r["best_model"] = m_report.best_model.string();
     if (!m_report.weak_model.empty()) r["weak_model"] = m_report.weak_model.string();

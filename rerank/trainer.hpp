@@ -14,7 +14,8 @@
 ///    word list (FORMULAS.md: sgn of Σ_m ln(1+c) - Σ_f ln(1+c)); λ fixed or learned. nPRF's
 ///    non-relevant set is the query's own negatives (the paper's choice, default) or, with
 ///    fairness_negatives = InBatch, every other passage of the batch as well; the choice is
-///    recorded in report.json and the train log's start line.
+///    recorded in report.json and the train log's start line. R in nPRF is the score, or with
+///    fairness_softmax its softmax over the query's candidates (R ∈ (0, 1), as the paper states).
 ///
 /// Loop: Adam or AdamW with parameter groups (TK default: 1e-4 embeddings/contextualizer,
 /// 1e-3 kernels, paper 000), linear warm-up then linear decay to 0 (or constant), gradient
@@ -116,6 +117,10 @@ struct TrainOptions {
     /// ibbr: nPRF's non-relevant set: the query's own negatives (paper 004, default) or also
     /// the batch's other passages (InBatch; needs in_batch_negatives).
     FairnessNegatives fairness_negatives = FairnessNegatives::Own;
+    /// ibbr: R in nPRF = the scores (false, FORMULAS.md) or their softmax over each query's
+    /// candidates in the fairness term (true; R ∈ (0, 1) as paper 004 states; see
+    /// detail::ibbr_batch_fairness). The ranking loss is the same either way.
+    bool fairness_softmax = false;
     double lambda = 1.0;  ///< ibbr λ (initial value when learned)
     /// Learned λ (paper 004's "Auto"): detail::LearnedLambda, uncertainty weighting
     /// L_rank + exp(-s)·L_fair + s with λ = exp(-s), s trained by the optimizer in its own group

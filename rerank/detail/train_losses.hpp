@@ -119,10 +119,20 @@ torch::Tensor ibbr_fairness(const torch::Tensor& scores, const torch::Tensor& re
 /// Then ibbr_fairness (PD or TS). The ranking loss's own negatives setting is independent of
 /// this one. G = 1 with own negatives leaves g0 empty: the term is 0 (groups empty).
 /// Throws InvalidArgument as contrastive_scores, or when labels is not [B·G] integral.
+///
+/// `softmax_scores` (off: R = the scores, FORMULAS.md): R = the softmax of each row's scores
+/// over its columns (the positive and its non-relevant set g0), R ∈ (0, 1) as paper 004 states
+/// for PRF and nPRF ("If R(p) ∈ [0, 1] is the ranking score of passage p"). The indicator
+/// 1[R_j >= R_k] is the same (softmax is monotone within a row); nPRF = ½R²·1[..] is unchanged
+/// in form. With raw dot products R can be negative, where a larger R² means a LOWER score (the
+/// fairness gradient then pushes a group's relevant passages down to raise its nPRF), and
+/// shrinking every score lowers PD without changing any ranking; R ∈ (0, 1) removes both (all
+/// scores equal gives R = 1/|row|, not 0).
 torch::Tensor ibbr_batch_fairness(const torch::Tensor& queries, const torch::Tensor& passages,
                                   const torch::Tensor& labels, std::int64_t group_size,
                                   bool in_batch_negatives, FairnessTerm term,
-                                  double temperature = 1.0, FairnessGroups* groups = nullptr);
+                                  double temperature = 1.0, FairnessGroups* groups = nullptr,
+                                  bool softmax_scores = false);
 
 /// IBBR's "λ_fair as a trainable parameter (Auto)" (paper 004 §4.2). The paper gives no rule,
 /// and minimising L_rank + λ·L_fair over λ itself drives λ to its lower bound (L_fair >= 0), so

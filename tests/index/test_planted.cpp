@@ -741,6 +741,91 @@ TEST(PlantedCauses, CandidateGenderShareDefinesPrfForMostQueries) {
     }
 }
 
+// Paper 004's learnable cause: with candidate_gender_train_skew s the TRAIN queries' gendered
+// relevant passages are male with probability s and their gendered hard negatives female with
+// probability s; dev / test queries keep gender_skew and 0.5, and every passage that is not a
+// train query's planted passage is byte-identical to the collection without the option.
+TEST(PlantedCauses, CandidateGenderTrainSkewMarksOnlyTheTrainingQueries) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.train_queries = 800;
+    c.dev_queries = 0;
+    c.test_queries = 800;
+    c.hard_negatives = 2;
+    c.base.passages = 8000;
+    c.candidate_gender_share = 0.9;
+    c.gender_skew = 0.5;
+    PlantedConfig on_c = c;
+    on_c.candidate_gender_train_skew = 0.85;
+    PlantedGenerator off(c), on(on_c);
+    const auto words = planted_word_list();
+    // Per split: gendered relevant passages and how many are male; gendered hard negatives and
+    // how many are female.
+    struct Tally {
+        double rel = 0, rel_male = 0, hn = 0, hn_female = 0;
+    } train, test;
+    std::unordered_set<std::uint64_t> train_planted;
+    for (std::uint32_t q = 0; q < 1600; ++q) {
+        Tally& t = q < 800 ? train : test;
+        auto gender = [&](std::uint64_t p) {
+            const auto n = plumb::eval::count_gender_words(on.passage(p).doc.text, words);
+            return n.male > 0 ? 'm' : n.female > 0 ? 'f' : 'n';
+        };
+        for (auto p : on.relevant_passages(q)) {
+            if (q < 800) train_planted.insert(p);
+            const char g = gender(p);
+            if (g != 'n') ++t.rel, t.rel_male += g == 'm';
+        }
+        for (auto p : on.hard_negative_passages(q)) {
+            if (q < 800) train_planted.insert(p);
+            const char g = gender(p);
+            if (g != 'n') ++t.hn, t.hn_female += g == 'f';
+        }
+    }
+    // ~1,200 gendered relevant passages and ~1,440 gendered hard negatives per split: binomial
+    // SE <= 0.015, tolerance ~3 SE.
+    ASSERT_GT(train.rel, 1000);
+    ASSERT_GT(test.hn, 1000);
+    EXPECT_NEAR(train.rel_male / train.rel, 0.85, 0.04);
+    EXPECT_NEAR(train.hn_female / train.hn, 0.85, 0.04);
+    EXPECT_NEAR(test.rel_male / test.rel, 0.5, 0.045);
+    EXPECT_NEAR(test.hn_female / test.hn, 0.5, 0.045);
+    for (std::uint64_t i = 0; i < 8000; i += 3)
+        if (!train_planted.count(i)) {
+            EXPECT_EQ(on.passage(i).doc.text, off.passage(i).doc.text) << i;
+        }
+    // The topics, qrels and triple ids do not change; the manifest records s only when set.
+    auto a = temp_dir("train_skew_off"), b = temp_dir("train_skew_on");
+    PlantedGenerator(tiny_config(3)).write(a);
+    PlantedConfig t = tiny_config(3);
+    t.candidate_gender_share = 0.9;
+    PlantedConfig u = t;
+    u.candidate_gender_train_skew = 0.85;
+    auto a2 = temp_dir("train_skew_share"), b2 = temp_dir("train_skew_share_on");
+    PlantedGenerator(t).write(a2);
+    PlantedGenerator(u).write(b2);
+    for (const char* f : {"topics.tsv", "qrels.txt", "triples.train.ids.tsv", "query_gender.tsv"})
+        EXPECT_EQ(plumb::read_file(a2 / f), plumb::read_file(b2 / f)) << f;
+    EXPECT_NE(plumb::read_file(a2 / "triples.train.tsv"),
+              plumb::read_file(b2 / "triples.train.tsv"));
+    const auto m_off = nlohmann::json::parse(plumb::read_file(a / "manifest.json"));
+    const auto m_on = nlohmann::json::parse(plumb::read_file(b2 / "manifest.json"));
+    EXPECT_FALSE(m_off["parameters"].contains("candidate_gender_train_skew"));
+    EXPECT_FALSE(
+        nlohmann::json::parse(plumb::read_file(a2 / "manifest.json"))["parameters"].contains(
+            "candidate_gender_train_skew"));
+    EXPECT_DOUBLE_EQ(m_on["parameters"]["candidate_gender_train_skew"].get<double>(), 0.85);
+
+    auto bad = [](auto edit) {
+        PlantedConfig x = plumb::index::planted_preset("tiny");
+        edit(x);
+        EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+    };
+    bad([](PlantedConfig& x) { x.candidate_gender_train_skew = 0.8; });  // needs the share
+    bad([](PlantedConfig& x) {
+        x.candidate_gender_share = 0.6, x.candidate_gender_train_skew = 1.2;
+    });
+}
+
 TEST(PlantedCauses, ComplexityLevelsAreWhatTheAnalyserSeesAndBm25TakesTheShortcut) {
     PlantedConfig c = plumb::index::planted_preset("tiny");  // the preset's vocabulary
     c.base.seed = 9;
@@ -867,7 +952,7 @@ TEST(PlantedCauses, ComplexityCuePositionSwapsThePlacementsOfComplexQueriesOnly)
             ++rel_n[level];
             if (level != 2) {
                 EXPECT_EQ(a.doc.text, b.doc.text) << p;  // simple, medium: unchanged
-            } else {  // complex: the same words, moved
+            } else {                                     // complex: the same words, moved
                 auto wa = words_of(a.doc.text), wb = words_of(b.doc.text);
                 std::sort(wa.begin(), wa.end());
                 std::sort(wb.begin(), wb.end());
@@ -913,8 +998,8 @@ TEST(PlantedCauses, ComplexityCuePositionSwapsThePlacementsOfComplexQueriesOnly)
     EXPECT_NE(plumb::read_file(a / "corpus.tsv"), plumb::read_file(b / "corpus.tsv"));
     const auto m = nlohmann::json::parse(plumb::read_file(b / "manifest.json"));
     EXPECT_EQ(m["parameters"]["complexity_cue"], "position");
-    EXPECT_EQ(nlohmann::json::parse(plumb::read_file(a / "manifest.json"))["parameters"]
-                  ["complexity_cue"],
+    EXPECT_EQ(nlohmann::json::parse(
+                  plumb::read_file(a / "manifest.json"))["parameters"]["complexity_cue"],
               "overlap");
     EXPECT_EQ(plumb::index::parse_complexity_cue("position"),
               plumb::index::ComplexityCue::Position);
@@ -1064,6 +1149,7 @@ TEST(PlantedCli, CauseOptions) {
                       dir.string() +
                       " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
                       " --query-gender-skew 0.8 --candidate-gender-share 0.6"
+                      " --candidate-gender-train-skew 0.7"
                       " --complexity-levels --clause-terms 3 --liwc-words 2 --liwc-skew 0.7"
                       " --generated-pairs 50 --quiet 2>/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -1072,6 +1158,7 @@ TEST(PlantedCli, CauseOptions) {
     c.male_query_share = 0.3;
     c.query_gender_skew = 0.8;
     c.candidate_gender_share = 0.6;
+    c.candidate_gender_train_skew = 0.7;
     c.complexity_levels = true;
     c.clause_terms = 3;
     c.liwc_words = 2;
@@ -1098,6 +1185,10 @@ TEST(PlantedCli, CauseOptions) {
     EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.6 --male-queries 0.6"));
     EXPECT_TRUE(fails("--female-queries 0.1"));  // needs --planted
     EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-share 1.5"));
+    // --candidate-gender-train-skew needs --candidate-gender-share and a probability.
+    EXPECT_TRUE(fails("--planted --size tiny --candidate-gender-train-skew 0.8"));
+    EXPECT_TRUE(fails(
+        "--planted --size tiny --candidate-gender-share 0.6 --candidate-gender-train-skew 1.5"));
     EXPECT_TRUE(fails("--planted --size tiny --generated-pairs 5"));  // needs gendered queries
 }
 

@@ -121,8 +121,9 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     }
     EXPECT_EQ(app["unanswered"][0]["type"], "all");
 
-    // ---- Papers 001, 004 on the collection with every planted cause, 003 on its own (complexity
-    // cue position, unseen clause words, full-coverage hard negatives). Their effect directions
+    // ---- Paper 001 on the collection with every planted cause, 003 and 004 on their own (003:
+    // complexity cue position, unseen clause words, full-coverage hard negatives; 004:
+    // gendered candidates with a planted training preference). Their effect directions
     // are printed (checks.txt) but not asserted: at the tiny size (13 neutral and 7 gendered
     // test queries, 20 test queries over three terciles) they do not hold robustly. 003: at
     // --tiny (10 dev queries, 3-4 per planted level; 150 steps on 600 triples) even the
@@ -170,13 +171,17 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_EQ(r["n"][0].get<int>() + r["n"][1].get<int>() + r["n"][2].get<int>(), 10)
             << r.dump();  // the tiny preset's 10 dev queries
     }
-    // 004: the test table (DOT, IBBR-PD, IBBR-TS) with PRF and nPRF over each model's re-ranked
-    // candidates (its dev-tuned depth, 20 at this size), the trainer's nPRF non-relevant set
-    // (the query's own negatives), and the dev table lambda was chosen on (one candidate per
-    // term by default). |dA-PRF|'s direction is not asserted: the tiny test set has 7 queries
-    // with a male- and 8 with a female-biased relevant passage; at seeds 42-44 IBBR's test
-    // |dA-PRF| is below the baseline's for both terms (6 of 6), on the dev queries (same
-    // models, 10 queries) in 3 of 6: the direction is not robust (README, "The main job").
+    // 004 (own collection: gendered candidates, a gender preference planted in the training
+    // triples): the test table (DOT, IBBR-PD, IBBR-TS) with PRF and nPRF over each model's
+    // re-ranked candidates (its dev-tuned depth, 20 at this size), the standard error of
+    // PRF_m - PRF_f, the trainer's nPRF non-relevant set (the query's own negatives) and R
+    // (softmax), and the dev table lambda was chosen on (one candidate per term by default).
+    // |dA-PRF|'s direction is not asserted: the tiny BERT-DOT (1 x 64, 60 steps) does not
+    // learn the planted preference reliably — its dev |dA-PRF| at seeds 42 / 43 / 44 is 0.074 /
+    // 0.013 / 0.132 with a standard error of ~0.09 (40 dev queries), so there is no
+    // significant gap to remove; IBBR (PD 10, TS 0.3) was below it on dev in 3 of 6 cases (seed
+    // 43: both above; 44: PD above). At the default size the baseline's gap is ~5 standard
+    // errors and both terms lower it on dev and test (README, "The main job").
     const auto t004 = read_json(out / "table-004.json");
     ASSERT_EQ(t004["rows"].size(), 3u) << t004.dump(2);  // DOT, IBBR-PD, IBBR-TS
     EXPECT_EQ(t004["split"], "test");
@@ -188,9 +193,11 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_EQ(r["depth"].get<int>(), 20) << r.dump();
         EXPECT_GT(r["queries_male"].get<int>(), 0) << r.dump();
         EXPECT_GT(r["queries_female"].get<int>(), 0) << r.dump();
+        EXPECT_GT(r["se_delta_prf"].get<double>(), 0.0) << r.dump();
     }
     EXPECT_TRUE(t004["rows"][0]["fairness"].is_null());  // the contrastive baseline
     for (int i : {1, 2}) EXPECT_EQ(t004["rows"][i]["fairness_negatives"], "own");
+    for (int i : {1, 2}) EXPECT_EQ(t004["rows"][i]["fairness_scores"], "softmax");
     EXPECT_EQ(t004["rows"][1]["fairness"], "pd");
     EXPECT_EQ(t004["rows"][2]["fairness"], "ts");
     const auto t004dev = read_json(out / "table-004-dev.json");

@@ -208,7 +208,7 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
         std::string extra = objective == "ibbr"
                                 ? " --gender-words " + (dir / "gender.txt").string() +
                                       " --fairness ts --lambda 0.5 --learn-lambda"
-                                      " --fairness-negatives in-batch"
+                                      " --fairness-negatives in-batch --fairness-scores softmax"
                                 : "";
         ASSERT_EQ(run("train --quiet --model dot --objective " + objective + " --init " +
                           (dir / "tiny_bert_base").string() + " --output " + out.string() +
@@ -229,6 +229,11 @@ TEST_F(CliTrain, DotContrastiveAndIbbrFromTriples) {
                 << trainlog;
             EXPECT_NE(
                 plumb::read_file(out / "report.json").find("\"fairness_negatives\": \"in-batch\""),
+                std::string::npos);
+            EXPECT_NE(trainlog.find("\"fairness_scores\":\"softmax\""), std::string::npos)
+                << trainlog;
+            EXPECT_NE(
+                plumb::read_file(out / "report.json").find("\"fairness_scores\": \"softmax\""),
                 std::string::npos);
         }
     }

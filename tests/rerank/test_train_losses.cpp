@@ -609,6 +609,56 @@ TEST(TrainLosses, IbbrBatchFairnessOwnVersusInBatchNegatives) {
                  plumb::InvalidArgument);
 }
 
+TEST(TrainLosses, IbbrBatchFairnessOnSoftmaxScores) {
+    // softmax_scores: R = softmax of each row over its columns (own negatives: the positive and
+    // its negative), R ∈ (0, 1) as paper 004 states. Same batch as above: rows (2, 1) and
+    // (3, 0.5): R00 = σ(1), R10 = σ(2.5) (σ = logistic: a two-column softmax).
+    const auto labels = ints({1, 0, -1, 0}, {4});
+    const double r0 = 1.0 / (1.0 + std::exp(-1.0)), r1 = 1.0 / (1.0 + std::exp(-2.5));
+    {
+        auto q = f64({1, 1}, {2, 1}).requires_grad_(true);
+        auto p = f64({2, 1, 3, 0.5}, {4, 1}).requires_grad_(true);
+        auto loss =
+            ibbr_batch_fairness(q, p, labels, 2, false, FairnessTerm::PD, 1.0, nullptr, true);
+        // nPRF_m(q0) = ½R00²·1[R00 >= 1 - R00], nPRF_f(q1) = ½R10²: PD = (½r0² - ½r1²)².
+        const double a = 0.5 * r0 * r0, b = 0.5 * r1 * r1;
+        EXPECT_NEAR(val(loss), (a - b) * (a - b), 1e-12);
+        loss.backward();
+        // dPD/dR00 = 2(a - b)·R00; dR00/ds00 = R00(1 - R00) = -dR00/ds01; s00 = q0·p0, s01 =
+        // q0·p1: d/dp0 = 2(a - b)·R00²(1 - R00)·q0, d/dq0 = the same factor·(p0 - p1) = d/dp0.
+        const double g = 2.0 * (a - b) * r0 * r0 * (1.0 - r0);
+        EXPECT_NEAR(val(p.grad()[0][0]), g, 1e-12);
+        EXPECT_NEAR(val(p.grad()[1][0]), -g, 1e-12);
+        EXPECT_NEAR(val(q.grad()[0][0]), g, 1e-12);
+    }
+    {
+        // Shrinking every score no longer removes the term's target: all scores 0 give R = ½
+        // in every row, nPRF = ⅛ for both groups (PD 0 because the rankings tie, not because
+        // the scores vanish); with raw scores the same batch has nPRF 0.
+        auto q = f64({0, 0}, {2, 1});
+        auto p = f64({2, 1, 3, 0.5}, {4, 1});
+        EXPECT_NEAR(
+            val(ibbr_batch_fairness(q, p, labels, 2, false, FairnessTerm::PD, 1.0, nullptr, true)),
+            0.0, 1e-15);
+    }
+    {
+        // Negative raw scores turn the raw gradient around; the softmax keeps it. Rows:
+        // male positive -1 vs -2 (margin 1), female positive -1.5 vs -3 (margin 1.5, the
+        // favoured group). Raw: nPRF_m = ½·1 = 0.5 < nPRF_f = ½·2.25, and lowering PD means
+        // lowering R_f² = RAISING the favoured female positive's score (dPD/dp2 < 0). Softmax:
+        // R_f = σ(1.5) > R_m = σ(1), so PD lowers the female positive's score (dPD/dp2 > 0).
+        auto grad_p2 = [&](bool softmax) {
+            auto q = f64({1, 1}, {2, 1});
+            auto p = f64({-1, -2, -1.5, -3}, {4, 1}).requires_grad_(true);
+            ibbr_batch_fairness(q, p, labels, 2, false, FairnessTerm::PD, 1.0, nullptr, softmax)
+                .backward();
+            return val(p.grad()[2][0]);
+        };
+        EXPECT_LT(grad_p2(false), 0.0);
+        EXPECT_GT(grad_p2(true), 0.0);
+    }
+}
+
 // ---------------------------------------------------------------- learned λ
 
 TEST(TrainLosses, LearnedLambda) {

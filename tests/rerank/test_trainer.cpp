@@ -611,22 +611,33 @@ TEST(Trainer, IbbrLossIsTheContrastiveLossPlusLambdaTimesTheFairnessTerm) {
     o.log_every = 1;
     const double rank = first_step(o)["loss"].get<double>();
     ASSERT_GT(rank, 0.0);
-    for (const char* term : {"pd", "ts"}) {
-        for (double lambda : {0.5, 4.0}) {
-            SCOPED_TRACE(std::string(term) + " lambda " + std::to_string(lambda));
-            auto oi = o;
-            oi.objective = Objective::Ibbr;
-            oi.fairness = term;
-            oi.gender_words = t.path / "gender.txt";
-            oi.lambda = lambda;
-            oi.output = t.path / (std::string(term) + std::to_string(lambda));
-            const auto l = first_step(oi);
-            const double fair = l["fairness"].get<double>();
-            EXPECT_GT(fair, 0.0);
-            EXPECT_EQ(l["lambda"].get<double>(), lambda);
-            // float32 sums: a relative tolerance (the PD term of this model is in the hundreds)
-            const double loss = l["loss"].get<double>();
-            EXPECT_NEAR(loss, rank + lambda * fair, 1e-5 * (1.0 + loss));
+    for (bool softmax : {false, true}) {
+        for (const char* term : {"pd", "ts"}) {
+            for (double lambda : {0.5, 4.0}) {
+                SCOPED_TRACE(std::string(term) + " lambda " + std::to_string(lambda) +
+                             (softmax ? " softmax" : " raw"));
+                auto oi = o;
+                oi.objective = Objective::Ibbr;
+                oi.fairness = term;
+                oi.gender_words = t.path / "gender.txt";
+                oi.lambda = lambda;
+                oi.fairness_softmax = softmax;
+                oi.output =
+                    t.path / (std::string(term) + std::to_string(lambda) + (softmax ? "s" : "r"));
+                const auto l = first_step(oi);
+                const double fair = l["fairness"].get<double>();
+                EXPECT_GT(fair, 0.0);
+                // R in (0, 1): nPRF <= 1/2, so PD <= 1/4 (raw: in the hundreds here)
+                if (softmax && std::string(term) == "pd") EXPECT_LE(fair, 0.25);
+                EXPECT_EQ(l["lambda"].get<double>(), lambda);
+                // float32 sums: a relative tolerance (the PD term of this model is in the
+                // hundreds)
+                const double loss = l["loss"].get<double>();
+                EXPECT_NEAR(loss, rank + lambda * fair, 1e-5 * (1.0 + loss));
+                const auto report =
+                    nlohmann::json::parse(plumb::read_file(oi.output / "report.json"));
+                EXPECT_EQ(report["fairness_scores"], softmax ? "softmax" : "raw");
+            }
         }
     }
 }
