@@ -628,7 +628,9 @@ TEST(Trainer, IbbrLossIsTheContrastiveLossPlusLambdaTimesTheFairnessTerm) {
                 const double fair = l["fairness"].get<double>();
                 EXPECT_GT(fair, 0.0);
                 // R in (0, 1): nPRF <= 1/2, so PD <= 1/4 (raw: in the hundreds here)
-                if (softmax && std::string(term) == "pd") EXPECT_LE(fair, 0.25);
+                if (softmax && std::string(term) == "pd") {
+                    EXPECT_LE(fair, 0.25);
+                }
                 EXPECT_EQ(l["lambda"].get<double>(), lambda);
                 // float32 sums: a relative tolerance (the PD term of this model is in the
                 // hundreds)
