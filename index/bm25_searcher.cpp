@@ -193,6 +193,11 @@ std::shared_ptr<const Bm25Searcher> Bm25Searcher::open(const std::filesystem::pa
     return std::make_shared<const Bm25Searcher>(PassageIndex::open(dir, options));
 }
 
+Bm25Searcher::IntraQueryCounts Bm25Searcher::intra_query_counts() const {
+    const auto [splits, joins] = m_impl->scheduler.counts();
+    return {splits, joins};
+}
+
 std::vector<WeightedTerm> Bm25Searcher::query_terms(std::string_view query_text) const {
     auto terms = m_index->analyzer().analyze(query_text);
     std::vector<WeightedTerm> out;
@@ -326,6 +331,10 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     if (split && !(intra.after_ms >= 0.0 && std::isfinite(intra.after_ms) &&
                    intra.lend_ms >= 0.0 && std::isfinite(intra.lend_ms)))
         throw InvalidArgument("intra-query parallelism: after_ms and lend_ms must be finite and >= 0");
+    if (intra.parts > kMaxIntraQueryParts)
+        throw InvalidArgument("intra-query parallelism: parts must be at most " +
+                              std::to_string(kMaxIntraQueryParts) + ", not " +
+                              std::to_string(intra.parts));
     // Other threads' split queries first: their chunks are waiting.
     // (A thread lends at most lend_ms per query of its own, plus the chunk it is scanning then.)
     const auto lend_until =

@@ -89,8 +89,8 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 /// k <= pruning_max_k on indexes with block-max metadata; other algorithms ignore it): a query
 /// still running `after_ms` after its search began splits the rest of its document-number range
 /// into `parts` chunks, which the threads that search the same Bm25Searcher concurrently with
-/// this option set take over at their next search call or window boundary (every few thousand
-/// documents), sharing the query's score threshold: a thread starts others' chunks only within
+/// this option set take over at the start of their next search call or, while their own query
+/// has not split, every fourth window boundary (windows of up to 4,096 documents), sharing the query's score threshold: a thread starts others' chunks only within
 /// the first `lend_ms` of a query of its own (a query that has run longer may be long itself,
 /// and its helping would make it longer still), so each query grows by at most lend_ms plus one
 /// chunk; the query's own thread scans every chunk nobody else took, then merges. Results are
@@ -101,6 +101,8 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 /// (Haque et al., "Few-to-Many", ASPLOS 2015) restricted to long queries as in predictive
 /// parallelisation (Jeon et al., SIGIR 2014), with elapsed time as the predictor
 /// (index/README.md; figures: bench/README.md, "Intra-query parallelism").
+/// Largest IntraQueryOptions::parts (more chunks than that only add claims of empty ranges).
+inline constexpr unsigned kMaxIntraQueryParts = 1024;
 struct IntraQueryOptions {
     unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
     double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
@@ -167,6 +169,14 @@ public:
     /// The bag of words of a query: analysed terms with their counts as weights, in order of
     /// first occurrence.
     std::vector<WeightedTerm> query_terms(std::string_view query_text) const;
+
+    /// Intra-query parallelism so far (SearchOptions::intra_query): queries that split, and
+    /// times a thread joined another query's split to scan its chunks. Thread-safe.
+    struct IntraQueryCounts {
+        std::uint64_t splits = 0;
+        std::uint64_t helper_joins = 0;
+    };
+    IntraQueryCounts intra_query_counts() const;
 
     /// Searches many queries with `threads` threads (0 = 1). Results in query order, with
     /// external ids; candidates' text is not filled. Progress counts queries. Cancellation

@@ -663,6 +663,11 @@ struct CorpusReader::Impl {
                                options.format != CorpusFormat::Jsonl))) {
             throw InvalidArgument(name + ": only a TSV or JSONL file can be read by byte ranges");
         }
+        if (options.first_byte > options.end_byte) {
+            throw InvalidArgument(name + ": byte range starts at " +
+                                  std::to_string(options.first_byte) + ", after its end " +
+                                  std::to_string(options.end_byte));
+        }
         for (const auto& f : files) {
             if (f == "-") continue;
             auto sz = fs::file_size(f, ec);
@@ -760,7 +765,7 @@ bool CorpusReader::next(Document& doc) {
                 throw ParseError(m.source->name(), m.source->file_line(e.line), e.message);
             }
             ++m.skipped;
-            m.share.record(m.source->name(), e.line, e.message);
+            m.share.record(m.source->name(), m.source->file_line(e.line), e.message);
             m.share.check(m.current, expected_format(m.options.format), m.options.max_bad_share,
                           false);
             continue;

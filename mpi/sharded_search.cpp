@@ -332,7 +332,8 @@ ShardedSearch::Merged ShardedSearch::round(
         std::vector<std::vector<MergedHit>> per(readers.size());
         out.offsets.reserve(count + 1);
         out.offsets.push_back(0);
-        out.hits.reserve(count * std::min<std::size_t>(k, 1u << 16));
+        // (a guess, not a bound: short lists would make k per query a large over-reservation)
+        out.hits.reserve(count * std::min<std::size_t>(k, 1000));
         for (std::size_t q = 0; q < count; ++q) {
             for (std::size_t r = 0; r < readers.size(); ++r) {
                 read_list(readers[r], located, static_cast<int>(r), per[r]);

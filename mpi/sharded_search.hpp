@@ -133,6 +133,11 @@ private:
     /// until a caller needs strings: search_run formats its lines straight from the views).
     struct Merged {
         using Hit = detail::MergedHit;
+        Merged() = default;
+        Merged(Merged&&) noexcept = default;  // the strings' buffers move with them: views stay valid
+        Merged& operator=(Merged&&) noexcept = default;
+        Merged(const Merged&) = delete;  // a copy's views would point into the original's buffers
+        Merged& operator=(const Merged&) = delete;
         std::vector<std::string> buffers;   ///< every rank's packed hits
         std::vector<Hit> hits;              ///< the lists, one after the other
         std::vector<std::size_t> offsets;   ///< list q is hits[offsets[q], offsets[q + 1])

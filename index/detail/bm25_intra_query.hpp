@@ -35,6 +35,7 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "index/detail/bm25_topk.hpp"
@@ -87,6 +88,7 @@ public:
 
     void publish(SplitTask& t) {
         std::lock_guard lock(m_mu);
+        ++m_splits;
         m_tasks.push_back(&t);
         m_open.store(static_cast<unsigned>(m_tasks.size()), std::memory_order_relaxed);
     }
@@ -97,6 +99,7 @@ public:
         for (SplitTask* t : m_tasks) {
             if (!t->closed && t->next < t->parts) {
                 chunk = t->next++;
+                ++m_joins;
                 t->active.fetch_add(1, std::memory_order_relaxed);
                 return t;
             }
@@ -117,7 +120,11 @@ public:
     void leave(SplitTask& t, std::span<const TopKEntry> entries, std::exception_ptr error = {}) {
         {
             std::lock_guard lock(m_mu);
-            t.results.insert(t.results.end(), entries.begin(), entries.end());
+            try {
+                t.results.insert(t.results.end(), entries.begin(), entries.end());
+            } catch (...) {  // (bad_alloc) the owner must not wait forever nor miss the chunk
+                if (!error) error = std::current_exception();
+            }
             if (error && !t.error) t.error = error;
             t.active.fetch_sub(1, std::memory_order_release);
         }
@@ -147,8 +154,15 @@ public:
         m_done.wait(lock, [&] { return t.active.load(std::memory_order_acquire) == 0; });
     }
 
+    /// Queries split and helper joins so far.
+    std::pair<std::uint64_t, std::uint64_t> counts() const {
+        std::lock_guard lock(m_mu);
+        return {m_splits, m_joins};
+    }
+
 private:
-    std::mutex m_mu;
+    mutable std::mutex m_mu;
+    std::uint64_t m_splits = 0, m_joins = 0;
     std::condition_variable m_done;
     std::vector<SplitTask*> m_tasks;
     std::atomic<unsigned> m_open{0};

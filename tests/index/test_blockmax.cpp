@@ -564,12 +564,20 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
     for (unsigned parts : {2u, 3u, 8u}) for (double after : {0.0, 1e6}) {
         split.intra_query.parts = parts;
         split.intra_query.after_ms = after;
+        const auto before = searcher->intra_query_counts().splits;
         for (const auto& q : random_queries(200)) {
             // (k = 1000: the exhaustive path, which ignores the option.)
             for (std::size_t k : {1, 10, 100, 1000}) {
                 expect_same(searcher->search(q, k, ex), searcher->search(q, k, split),
                             q + " parts=" + std::to_string(parts));
             }
+        }
+        // The split path really ran (after 0), and never with a budget no query reaches.
+        const auto splits = searcher->intra_query_counts().splits - before;
+        if (after == 0.0) {
+            EXPECT_GT(splits, 0u) << "parts=" << parts;
+        } else {
+            EXPECT_EQ(splits, 0u) << "parts=" << parts;
         }
     }
     // Other algorithms ignore the option.
@@ -582,6 +590,11 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
     split.intra_query.after_ms = 0;
     split.intra_query.lend_ms = std::nan("");
     EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);
+    split.intra_query.lend_ms = 0.25;
+    split.intra_query.parts = pi::kMaxIntraQueryParts + 1;  // would overflow nothing, but only
+    EXPECT_THROW(searcher->search(word(1), 10, split), plumb::InvalidArgument);  // empty claims
+    split.intra_query.parts = pi::kMaxIntraQueryParts;
+    expect_same(searcher->search(word(1), 10, ex), searcher->search(word(1), 10, split), "max");
 }
 
 TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
@@ -596,6 +609,7 @@ TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
     std::vector<std::vector<pi::Hit>> want;
     for (const auto& q : queries) want.push_back(searcher->search(q, 10, ex));
     std::atomic<int> mismatches{0};
+    const auto before = searcher->intra_query_counts();
     std::vector<std::thread> pool;
     for (int t = 0; t < 3; ++t) {
         pool.emplace_back([&, t] {
@@ -613,6 +627,11 @@ TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
     }
     for (auto& th : pool) th.join();
     EXPECT_EQ(mismatches.load(), 0);
+    // Queries split and other threads scanned their chunks (1,800 splitting searches on 3
+    // threads that may help at any time).
+    const auto after = searcher->intra_query_counts();
+    EXPECT_GT(after.splits, before.splits);
+    EXPECT_GT(after.helper_joins, before.helper_joins);
 }
 
 TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {

@@ -187,6 +187,26 @@ TEST(CorpusRanges, ErrorsNameTheFilesLine) {
     EXPECT_THROW(pi::CorpusReader(gz, r), plumb::InvalidArgument);
     r.format = pi::CorpusFormat::Trec;
     EXPECT_THROW(pi::CorpusReader(file, r), plumb::InvalidArgument);
+    // A range that starts after its end is a usage error, not an empty read.
+    pi::CorpusReaderOptions backwards;
+    backwards.first_byte = 10;
+    backwards.end_byte = 4;
+    EXPECT_THROW(pi::CorpusReader(file, backwards), plumb::InvalidArgument);
+    // --skip-bad in a range: the too-many-bad-records error names the file's line (6), not the
+    // range's (3).
+    pi::CorpusReaderOptions skip;
+    skip.skip_bad = true;
+    skip.max_bad_share = 0.0;
+    skip.first_byte = from - 2;
+    try {
+        pi::CorpusReader reader(file, skip);
+        pi::Document d;
+        while (reader.next(d)) {
+        }
+        FAIL() << "expected ParseError";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 6u) << e.what();
+    }
 }
 
 TEST(CorpusRanges, ShardsFollowTheByteRangesAndSearchLikeOneIndex) {

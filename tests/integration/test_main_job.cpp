@@ -179,7 +179,7 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // |dA-PRF|'s direction is not asserted: the tiny BERT-DOT (1 x 64, 60 steps) does not
     // learn the planted preference reliably — its dev |dA-PRF| at seeds 42 / 43 / 44 is 0.074 /
     // 0.013 / 0.132 with a standard error of ~0.09 (40 dev queries), so there is no
-    // significant gap to remove; IBBR (PD 10, TS 0.3) was below it on dev in 3 of 6 cases (seed
+    // significant gap to remove; IBBR (checked with PD 10, TS 0.3) was below it on dev in 3 of 6 cases (seed
     // 43: both above; 44: PD above). At the default size the baseline's gap is ~5 standard
     // errors and both terms lower it on dev and test (README, "The main job").
     const auto t004 = read_json(out / "table-004.json");

@@ -632,14 +632,19 @@ TEST(TrainLosses, IbbrBatchFairnessOnSoftmaxScores) {
         EXPECT_NEAR(val(q.grad()[0][0]), g, 1e-12);
     }
     {
-        // Shrinking every score no longer removes the term's target: all scores 0 give R = ½
-        // in every row, nPRF = ⅛ for both groups (PD 0 because the rankings tie, not because
-        // the scores vanish); with raw scores the same batch has nPRF 0.
-        auto q = f64({0, 0}, {2, 1});
-        auto p = f64({2, 1, 3, 0.5}, {4, 1});
-        EXPECT_NEAR(
-            val(ibbr_batch_fairness(q, p, labels, 2, false, FairnessTerm::PD, 1.0, nullptr, true)),
-            0.0, 1e-15);
+        // Moving one group's scores by a constant no longer changes the term: the male row's
+        // scores (2, 1) become (12, 11) (passages 0 and 1 + 10, q0 = 1). Softmax: the same R00 =
+        // σ(1), the same PD as above; raw: nPRF_m = ½·144 instead of ½·4 (PD (72 - 4.5)² vs
+        // (2 - 4.5)²).
+        auto q = f64({1, 1}, {2, 1});
+        auto shifted = f64({12, 11, 3, 0.5}, {4, 1});
+        const double a = 0.5 * r0 * r0, b = 0.5 * r1 * r1;
+        EXPECT_NEAR(val(ibbr_batch_fairness(q, shifted, labels, 2, false, FairnessTerm::PD, 1.0,
+                                            nullptr, true)),
+                    (a - b) * (a - b), 1e-12);
+        EXPECT_NEAR(val(ibbr_batch_fairness(q, shifted, labels, 2, false, FairnessTerm::PD, 1.0,
+                                            nullptr, false)),
+                    (72 - 4.5) * (72 - 4.5), 1e-9);
     }
     {
         // Negative raw scores turn the raw gradient around; the softmax keeps it. Rows:
