@@ -260,11 +260,14 @@ struct BadShare {
     }
 };
 
-/// TSV / JSONL documents, one per line.
+/// TSV / JSONL documents, one per line, from `Reader`: LineReader (a whole file) or RangeLines
+/// (the lines starting in a byte range; its line numbers are the range's, file_line() maps them).
+template <class Reader>
 class LineSource final : public detail::DocSource {
 public:
-    LineSource(const fs::path& path, CorpusReaderOptions options)
-        : m_reader(path), m_options(options) {}
+    template <class... ReaderArgs>
+    LineSource(CorpusReaderOptions options, ReaderArgs&&... args)
+        : m_reader(std::forward<ReaderArgs>(args)...), m_options(options) {}
     bool next(Document& doc) override {
         std::string_view line;
         while (m_reader.next(line)) {
@@ -288,9 +291,16 @@ public:
     const std::string& name() const noexcept override { return m_reader.name(); }
     std::uint64_t line() const noexcept override { return m_line; }
     std::uint64_t bytes_read() const noexcept override { return m_reader.bytes_read(); }
+    std::uint64_t file_line(std::uint64_t line) const override {
+        if constexpr (requires(const Reader& r) { r.file_line(std::uint64_t{}); }) {
+            return m_reader.file_line(line);
+        } else {
+            return line;
+        }
+    }
 
 private:
-    LineReader m_reader;
+    Reader m_reader;
     CorpusReaderOptions m_options;
     std::uint64_t m_line = 0;
 };
@@ -495,44 +505,6 @@ private:
     mutable std::optional<std::uint64_t> m_before;
 };
 
-/// TSV / JSONL documents of a byte range of a file, one per line (as LineSource).
-class RangeLineSource final : public detail::DocSource {
-public:
-    RangeLineSource(const fs::path& path, CorpusReaderOptions options)
-        : m_reader(path, options.first_byte, options.end_byte), m_options(options) {}
-    bool next(Document& doc) override {
-        std::string_view line;
-        while (m_reader.next(line)) {
-            if (is_blank(line)) continue;
-            try {
-                check_utf8(line);
-                if (m_options.format == CorpusFormat::Tsv) {
-                    doc.title.clear();
-                    parse_tsv(line, m_options.tabs_in_text, false, doc.id, doc.text);
-                } else {
-                    parse_jsonl_doc(line, doc);
-                }
-            } catch (const LineError& e) {
-                throw detail::BadRecord{e.message, m_reader.line_number()};
-            }
-            m_line = m_reader.line_number();
-            return true;
-        }
-        return false;
-    }
-    const std::string& name() const noexcept override { return m_reader.name(); }
-    std::uint64_t line() const noexcept override { return m_line; }
-    std::uint64_t bytes_read() const noexcept override { return m_reader.bytes_read(); }
-    std::uint64_t file_line(std::uint64_t line) const override {
-        return m_reader.file_line(line);
-    }
-
-private:
-    RangeLines m_reader;
-    CorpusReaderOptions m_options;
-    std::uint64_t m_line = 0;
-};
-
 std::string lower_name(const fs::path& p) { return lower(p.filename().string()); }
 
 /// The files of a TREC or HTML folder in reading order (byte order of their paths).
@@ -691,9 +663,10 @@ struct CorpusReader::Impl {
             case CorpusFormat::Tsv:
             case CorpusFormat::Jsonl:
                 if (ranged) {
-                    source = std::make_unique<RangeLineSource>(f, options);
+                    source = std::make_unique<LineSource<RangeLines>>(options, f, options.first_byte,
+                                                                     options.end_byte);
                 } else {
-                    source = std::make_unique<LineSource>(f, options);
+                    source = std::make_unique<LineSource<LineReader>>(options, f);
                 }
                 break;
             case CorpusFormat::Trec:
