@@ -60,15 +60,20 @@ struct Corpus {
 TEST(MpiCli, IndexBuildsTheSameShardsAsOneProcess) {
     Corpus c;
     const auto& d = c.d;
-    ASSERT_EQ(plumb::test::run_plumb_to(
-                  "index -c " + d + "/gen/corpus.tsv -i " + d + "/one --shards 3 --quiet", c.log),
-              0)
-        << slurp(c.log);
-    // 2 ranks, 3 shards: rank 0 builds shard-000 and shard-002, rank 1 shard-001.
-    ASSERT_EQ(mpirun(2, "index -c " + d + "/gen/corpus.tsv -i " + d + "/mpi --shards 3 --quiet",
-                     c.log),
-              0)
-        << slurp(c.log);
+    // `corpus` indexed as 3 shards by one process into `one` and by 2 ranks into `mpi` (rank 0
+    // builds shard-000 and shard-002, rank 1 shard-001); false when either build failed.
+    auto index_both = [&](const std::string& corpus, const std::string& one,
+                          const std::string& mpi) {
+        const std::string args =
+            "index -c " + d + "/" + corpus + " --shards 3 --quiet -i " + d + "/";
+        const int one_rc = plumb::test::run_plumb_to(args + one, c.log);
+        EXPECT_EQ(one_rc, 0) << slurp(c.log);
+        if (one_rc != 0) return false;
+        const int mpi_rc = mpirun(2, args + mpi, c.log);
+        EXPECT_EQ(mpi_rc, 0) << slurp(c.log);
+        return mpi_rc == 0;
+    };
+    ASSERT_TRUE(index_both("gen/corpus.tsv", "one", "mpi"));
     const auto out = slurp(c.log);
     // Printed once (rank 0), with the one-process build's totals.
     EXPECT_EQ(out.find("indexed 1500 documents"), out.rfind("indexed 1500 documents")) << out;
@@ -96,14 +101,7 @@ TEST(MpiCli, IndexBuildsTheSameShardsAsOneProcess) {
             pos = end + 1;
         }
         plumb::test::write_file(c.dir.path / "crlf.jsonl", jsonl);
-        ASSERT_EQ(plumb::test::run_plumb_to(
-                      "index -c " + d + "/crlf.jsonl -i " + d + "/one-j --shards 3 --quiet", c.log),
-                  0)
-            << slurp(c.log);
-        ASSERT_EQ(mpirun(2, "index -c " + d + "/crlf.jsonl -i " + d + "/mpi-j --shards 3 --quiet",
-                         c.log),
-                  0)
-            << slurp(c.log);
+        ASSERT_TRUE(index_both("crlf.jsonl", "one-j", "mpi-j"));
         EXPECT_EQ(slurp(c.dir.path / "one-j" / "plumb-shards.json"),
                   slurp(c.dir.path / "mpi-j" / "plumb-shards.json"));
         EXPECT_NE(slurp(c.dir.path / "mpi-j" / "plumb-shards.json").find("\"documents\": 1500"),
