@@ -260,14 +260,14 @@ struct BadShare {
     }
 };
 
-/// TSV / JSONL documents, one per line, from `Reader`: LineReader (a whole file) or RangeLines
-/// (the lines starting in a byte range; its line numbers are the range's, file_line() maps them).
-template <class Reader>
+/// TSV / JSONL documents, one per line, from a LineReader (a whole file, or the lines starting
+/// in a byte range: LineReader::restrict_to_bytes(); its line numbers are then the range's and
+/// file_line() maps them to the file's).
 class LineSource final : public detail::DocSource {
 public:
-    template <class... ReaderArgs>
-    LineSource(CorpusReaderOptions options, ReaderArgs&&... args)
-        : m_reader(std::forward<ReaderArgs>(args)...), m_options(options) {}
+    LineSource(CorpusReaderOptions options, const fs::path& path)
+        : m_reader(path), m_options(options) {}
+    LineReader& reader() noexcept { return m_reader; }
     bool next(Document& doc) override {
         std::string_view line;
         while (m_reader.next(line)) {
@@ -291,218 +291,12 @@ public:
     const std::string& name() const noexcept override { return m_reader.name(); }
     std::uint64_t line() const noexcept override { return m_line; }
     std::uint64_t bytes_read() const noexcept override { return m_reader.bytes_read(); }
-    std::uint64_t file_line(std::uint64_t line) const override {
-        if constexpr (requires(const Reader& r) { r.file_line(std::uint64_t{}); }) {
-            return m_reader.file_line(line);
-        } else {
-            return line;
-        }
-    }
+    std::uint64_t file_line(std::uint64_t line) const override { return m_reader.file_line(line); }
 
 private:
-    Reader m_reader;
+    LineReader m_reader;
     CorpusReaderOptions m_options;
     std::uint64_t m_line = 0;
-};
-
-/// The lines of a byte range of an uncompressed file (CorpusReaderOptions::first_byte): the
-/// lines that start in [begin, end), with LineReader's rules (line ends decided by the file's
-/// first one; a CR before LF removed; BOM removed on the file's first line; longest line,
-/// NUL bytes). Line numbers count from the range's first line; file_line() adds the lines
-/// before it, counted on the first call.
-class RangeLines {
-public:
-    RangeLines(const fs::path& path, std::uint64_t begin, std::uint64_t end)
-        : m_name(path.string()), m_max_line(LineReader::default_max_line_bytes()) {
-        std::error_code ec;
-        if (m_name == "-" || fs::is_directory(path, ec)) {
-            throw InvalidArgument(m_name + ": a byte range needs a corpus file (not standard "
-                                           "input or a folder)");
-        }
-        m_file = std::fopen(m_name.c_str(), "rb");
-        if (!m_file) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
-        const auto size = fs::file_size(path, ec);
-        if (ec) throw IoError(m_name + ": cannot read its size: " + ec.message());
-        // (a small file, e.g. a test's, needs no 1 MiB buffer per reader)
-        m_buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(1 << 20, size + 1)));
-        // The line end of the file, from its first line end (LineReader's rule).
-        seek(0);
-        bool gz_checked = false;
-        for (;;) {
-            if (m_pos >= m_end && !fill()) break;
-            if (!gz_checked && m_end - m_pos >= 2) {
-                gz_checked = true;
-                if (static_cast<unsigned char>(m_buf[0]) == 0x1f &&
-                    static_cast<unsigned char>(m_buf[1]) == 0x8b) {
-                    std::fclose(m_file);
-                    m_file = nullptr;
-                    throw InvalidArgument(m_name + ": a gzip-compressed corpus cannot be read "
-                                                   "by byte ranges");
-                }
-            }
-            const char* p = m_buf.data() + m_pos;
-            const char* hit = nullptr;
-            for (const char* q = p; q < m_buf.data() + m_end; ++q) {
-                if (*q == '\n' || *q == '\r') {
-                    hit = q;
-                    break;
-                }
-            }
-            if (!hit) {
-                m_pos = m_end;
-                continue;
-            }
-            if (*hit == '\r') {
-                m_pos = static_cast<std::size_t>(hit - m_buf.data()) + 1;
-                if (m_pos >= m_end && !fill()) break;  // a CR as the last byte: LF assumed
-                if (m_buf[m_pos] != '\n') m_eol = '\r';
-            }
-            break;
-        }
-        m_end_byte = std::min(end, size);
-        // The first line start at or after `begin`: byte 0, or the byte after the first line
-        // end at or after begin - 1.
-        std::uint64_t start = begin;
-        bool positioned = false;  // the buffer already stands at `start`
-        if (begin > 0 && begin < m_end_byte) {
-            positioned = true;
-            seek(begin - 1);
-            start = size;
-            std::uint64_t at = begin - 1;
-            while (m_pos < m_end || fill()) {
-                const char* p = m_buf.data() + m_pos;
-                const void* e = std::memchr(p, m_eol, m_end - m_pos);
-                if (e) {
-                    const auto n = static_cast<std::size_t>(static_cast<const char*>(e) - p) + 1;
-                    m_pos += n;
-                    start = at + n;
-                    break;
-                }
-                at += m_end - m_pos;
-                m_pos = m_end;
-            }
-        } else if (begin > 0) {
-            start = std::max<std::uint64_t>(begin, m_end_byte);
-        }
-        m_origin = start;
-        if (!positioned) seek(start);
-    }
-    ~RangeLines() {
-        if (m_file) std::fclose(m_file);
-    }
-    RangeLines(const RangeLines&) = delete;
-    RangeLines& operator=(const RangeLines&) = delete;
-
-    bool next(std::string_view& line) {
-        if (m_origin + m_consumed >= m_end_byte) return false;
-        m_carry.clear();
-        bool have_carry = false;
-        for (;;) {
-            if (m_pos >= m_end && !fill()) {
-                if (!have_carry) return false;
-                line = m_carry;
-                break;
-            }
-            const char* start = m_buf.data() + m_pos;
-            const void* nl = std::memchr(start, m_eol, m_end - m_pos);
-            if (nl) {
-                const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
-                m_pos += len + 1;
-                m_consumed += len + 1;
-                if (have_carry) {
-                    if (m_carry.size() + len > m_max_line + 1) too_long(m_line_no + 1);
-                    m_carry.append(start, len);
-                    line = m_carry;
-                } else {
-                    line = std::string_view(start, len);
-                }
-                break;
-            }
-            if (m_carry.size() + (m_end - m_pos) > m_max_line + 1) too_long(m_line_no + 1);
-            m_carry.append(start, m_end - m_pos);
-            m_consumed += m_end - m_pos;
-            have_carry = true;
-            m_pos = m_end;
-        }
-        ++m_line_no;
-        if (m_eol == '\n' && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (m_origin == 0 && m_line_no == 1 && line.size() >= 3 &&
-            static_cast<unsigned char>(line[0]) == 0xEF &&
-            static_cast<unsigned char>(line[1]) == 0xBB &&
-            static_cast<unsigned char>(line[2]) == 0xBF) {
-            line.remove_prefix(3);
-        }
-        if (line.size() > m_max_line) too_long(m_line_no);
-        if (const void* z = std::memchr(line.data(), 0, line.size())) {
-            throw ParseError(m_name, file_line(m_line_no),
-                             "NUL byte in text at byte " +
-                                 std::to_string(static_cast<const char*>(z) - line.data() + 1) +
-                                 " of the line (a binary file, or a corrupt one?)");
-        }
-        return true;
-    }
-
-    std::uint64_t line_number() const noexcept { return m_line_no; }
-    const std::string& name() const noexcept { return m_name; }
-    std::uint64_t bytes_read() const noexcept { return m_consumed; }
-
-    /// The lines before the range (line ends in [0, origin)) plus `line`.
-    std::uint64_t file_line(std::uint64_t line) const {
-        if (m_origin == 0) return line;
-        if (!m_before) {
-            std::FILE* f = std::fopen(m_name.c_str(), "rb");
-            if (!f) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
-            std::vector<char> buf(1 << 20);
-            std::uint64_t left = m_origin, count = 0;
-            while (left > 0) {
-                const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
-                const auto got = std::fread(buf.data(), 1, want, f);
-                if (got == 0) break;
-                count += static_cast<std::uint64_t>(std::count(buf.data(), buf.data() + got, m_eol));
-                left -= got;
-            }
-            std::fclose(f);
-            m_before = count;
-        }
-        return *m_before + line;
-    }
-
-private:
-    void seek(std::uint64_t offset) {
-        if (fseeko(m_file, static_cast<off_t>(offset), SEEK_SET) != 0) {
-            throw IoError(m_name + ": cannot seek to byte " + std::to_string(offset) + ": " +
-                          std::strerror(errno));
-        }
-        m_pos = m_end = 0;
-    }
-    bool fill() {
-        m_end = std::fread(m_buf.data(), 1, m_buf.size(), m_file);
-        m_pos = 0;
-        if (m_end == 0) {
-            if (std::ferror(m_file)) throw IoError(m_name + ": read error");
-            return false;
-        }
-        return true;
-    }
-    [[noreturn]] void too_long(std::uint64_t line) const {
-        throw ParseError(m_name, file_line(line),
-                         "line longer than " + std::to_string(m_max_line) +
-                             " bytes (a binary file? raise the limit with --max-line-bytes or "
-                             "PLUMB_MAX_LINE_BYTES)");
-    }
-
-    std::string m_name;
-    std::FILE* m_file = nullptr;
-    std::vector<char> m_buf;
-    std::size_t m_pos = 0, m_end = 0;
-    std::string m_carry;
-    char m_eol = '\n';
-    std::uint64_t m_origin = 0;    ///< first byte of the range's first line
-    std::uint64_t m_end_byte = 0;  ///< lines starting here or later are not the range's
-    std::uint64_t m_consumed = 0;  ///< bytes consumed from m_origin
-    std::uint64_t m_line_no = 0;
-    std::size_t m_max_line;
-    mutable std::optional<std::uint64_t> m_before;
 };
 
 std::string lower_name(const fs::path& p) { return lower(p.filename().string()); }
@@ -663,10 +457,17 @@ struct CorpusReader::Impl {
             case CorpusFormat::Tsv:
             case CorpusFormat::Jsonl:
                 if (ranged) {
-                    source = std::make_unique<LineSource<RangeLines>>(options, f, options.first_byte,
-                                                                     options.end_byte);
-                } else {
-                    source = std::make_unique<LineSource<LineReader>>(options, f);
+                    std::error_code dir_ec;
+                    if (f == "-" || fs::is_directory(f, dir_ec)) {
+                        throw InvalidArgument(f.string() + ": a byte range needs a corpus file "
+                                                           "(not standard input or a folder)");
+                    }
+                }
+                {
+                    auto lines = std::make_unique<LineSource>(options, f);
+                    if (ranged) lines->reader().restrict_to_bytes(options.first_byte,
+                                                                  options.end_byte);
+                    source = std::move(lines);
                 }
                 break;
             case CorpusFormat::Trec:

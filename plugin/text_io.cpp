@@ -143,6 +143,7 @@ bool LineReader::fill() {
 }
 
 bool LineReader::next(std::string_view& line) {
+    if (m_bytes >= m_limit) return false;
     m_carry.clear();
     bool have_carry = false;
     for (;;) {
@@ -152,7 +153,16 @@ bool LineReader::next(std::string_view& line) {
             break;
         }
         const char* start = m_buf.data() + m_pos;
-        if (!m_eol_known) detect_line_end(start, m_end - m_pos);
+        if (!m_eol_known) {
+            detect_line_end(start, m_end - m_pos);
+            if (m_eol == '\r' && have_carry && !m_carry.empty() && m_carry.back() == '\r') {
+                // The undecided CR that ended the previous buffer was the first line end, and
+                // a CR-only one: the carried data is the line (the new buffer is not touched).
+                m_carry.pop_back();
+                line = m_carry;
+                break;
+            }
+        }
         const void* nl = std::memchr(start, m_eol, m_end - m_pos);
         if (nl) {
             std::size_t len = static_cast<const char*>(nl) - start;
@@ -175,7 +185,8 @@ bool LineReader::next(std::string_view& line) {
     }
     ++m_line_no;
     if (m_eol == '\n' && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (m_line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
+    if (m_line_no == 1 && m_origin == 0 && line.size() >= 3 &&
+        static_cast<unsigned char>(line[0]) == 0xEF &&
         static_cast<unsigned char>(line[1]) == 0xBB &&
         static_cast<unsigned char>(line[2]) == 0xBF) {
         line.remove_prefix(3);
@@ -192,7 +203,7 @@ bool LineReader::next(std::string_view& line) {
 }
 
 void LineReader::too_long(std::uint64_t line) const {
-    throw ParseError(m_name, line,
+    throw ParseError(m_name, file_line(line),
                      "line longer than " + std::to_string(m_max_line) +
                          " bytes (a binary file? raise the limit with --max-line-bytes or "
                          "PLUMB_MAX_LINE_BYTES)");
@@ -247,7 +258,13 @@ void LineReader::set_default_max_line_bytes(std::size_t n) noexcept {
 
 void LineReader::detect_line_end(const char* p, std::size_t n) {
     // The first line end decides: a CR not followed by LF means CR-only line ends. A CR at the
-    // very end of the buffer is undecided until more data arrives (LF is assumed meanwhile).
+    // very end of the buffer is undecided until the next byte arrives (LF is assumed meanwhile).
+    if (m_pending_cr && n > 0) {
+        m_pending_cr = false;
+        m_eol_known = true;
+        if (p[0] != '\n') m_eol = '\r';
+        return;
+    }
     for (std::size_t i = 0; i < n; ++i) {
         if (p[i] == '\n') {
             m_eol_known = true;
@@ -257,6 +274,8 @@ void LineReader::detect_line_end(const char* p, std::size_t n) {
             if (i + 1 < n) {
                 m_eol_known = true;
                 if (p[i + 1] != '\n') m_eol = '\r';
+            } else {
+                m_pending_cr = true;
             }
             return;
         }
@@ -277,7 +296,83 @@ std::size_t LineReader::read_bytes(char* dst, std::size_t n) {
 }
 
 void LineReader::fail(const std::string& message) const {
-    throw ParseError(m_name, m_line_no, message);
+    throw ParseError(m_name, file_line(m_line_no), message);
+}
+
+void LineReader::seek(std::uint64_t offset) {
+    if (fseeko(m_file, static_cast<off_t>(offset), SEEK_SET) != 0) {
+        throw IoError(m_name + ": cannot seek to byte " + std::to_string(offset) + ": " +
+                      std::strerror(errno));
+    }
+    m_pos = m_end = 0;
+    m_eof = false;
+}
+
+void LineReader::restrict_to_bytes(std::uint64_t begin, std::uint64_t end) {
+    if (!m_owns) {
+        throw InvalidArgument(m_name + ": a byte range needs a file (not standard input)");
+    }
+    if (m_gz != nullptr) {
+        throw InvalidArgument(m_name + ": a gzip-compressed file cannot be read by byte ranges");
+    }
+    if (m_line_no != 0 || m_bytes != 0) {
+        throw InvalidArgument(m_name + ": restrict_to_bytes() after reading began");
+    }
+    // The file's line end, from its first line end (next()'s rule), read from byte 0.
+    seek(0);
+    while (!m_eol_known && (m_pos < m_end || fill())) {
+        detect_line_end(m_buf.data() + m_pos, m_end - m_pos);
+        m_pos = m_end;
+    }
+    const std::uint64_t last = std::min(end, m_size);
+    // The first line start at or after `begin`: byte 0, or the byte after the first line end
+    // at or after begin - 1 (the end of the file when there is none).
+    std::uint64_t start = begin;
+    bool positioned = false;  // the buffer already stands at `start`
+    if (begin > 0 && begin < last) {
+        seek(begin - 1);
+        positioned = true;
+        start = m_size;
+        std::uint64_t at = begin - 1;
+        while (m_pos < m_end || fill()) {
+            const char* p = m_buf.data() + m_pos;
+            if (const void* e = std::memchr(p, m_eol, m_end - m_pos)) {
+                const auto n = static_cast<std::size_t>(static_cast<const char*>(e) - p) + 1;
+                m_pos += n;
+                start = at + n;
+                break;
+            }
+            at += m_end - m_pos;
+            m_pos = m_end;
+        }
+    } else if (begin > 0) {
+        start = std::max(begin, last);
+    }
+    if (!positioned) seek(start);
+    m_origin = start;
+    m_limit = last > start ? last - start : 0;
+    m_bytes = 0;
+    m_line_no = 0;
+}
+
+std::uint64_t LineReader::file_line(std::uint64_t line) const {
+    if (m_origin == 0) return line;
+    if (!m_lines_before) {
+        std::FILE* f = std::fopen(m_name.c_str(), "rb");
+        if (!f) throw IoError(m_name + ": cannot open: " + std::strerror(errno));
+        std::vector<char> buf(1 << 20);
+        std::uint64_t left = m_origin, count = 0;
+        while (left > 0) {
+            const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
+            const auto got = std::fread(buf.data(), 1, want, f);
+            if (got == 0) break;
+            count += static_cast<std::uint64_t>(std::count(buf.data(), buf.data() + got, m_eol));
+            left -= got;
+        }
+        std::fclose(f);
+        m_lines_before = count;
+    }
+    return *m_lines_before + line;
 }
 
 void split(std::string_view line, char sep, std::vector<std::string_view>& out) {

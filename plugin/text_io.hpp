@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,20 @@ public:
     /// the file). Lines may be read again afterwards.
     std::size_t read_bytes(char* dst, std::size_t n);
 
+    /// Reads only the lines that START in the byte range [begin, end) of the file (a line starts
+    /// at byte 0 or after a line end; the last one may run past `end`), for splitting one file
+    /// between readers without reading what comes before. Call before the first next(). The
+    /// file's line ends are still decided by its first line end, the BOM is removed only when
+    /// the range starts at byte 0; line_number() and bytes_read() then count from the range's
+    /// first line, and file_line() maps a line number to the file's. Throws InvalidArgument for
+    /// standard input or a gzip-compressed file (neither can seek), IoError when seeking fails.
+    void restrict_to_bytes(std::uint64_t begin, std::uint64_t end);
+
+    /// The file's 1-based line number of `line` (a line_number() value): `line` itself, or after
+    /// restrict_to_bytes() plus the lines before the range (counted once, when first needed:
+    /// error messages name the file's line).
+    std::uint64_t file_line(std::uint64_t line) const;
+
     /// 1-based number of the line last returned by next().
     std::uint64_t line_number() const noexcept { return m_line_no; }
     /// Path as given, for error messages.
@@ -80,6 +95,7 @@ public:
 private:
     bool fill();
     void detect_line_end(const char* p, std::size_t n);
+    void seek(std::uint64_t offset);
     [[noreturn]] void too_long(std::uint64_t line) const;
     std::FILE* m_file = nullptr;
     void* m_gz = nullptr;  // zlib gzFile when compressed
@@ -93,7 +109,13 @@ private:
     std::uint64_t m_line_no = 0;
     char m_eol = '\n';
     bool m_eol_known = false;
+    bool m_pending_cr = false;  // the data seen so far ends in a CR: its line end is undecided
     std::uint64_t m_bytes = 0;
+    // restrict_to_bytes(): the range's first byte, and its size (lines starting at or after
+    // m_origin + m_limit are not read); the lines before m_origin, counted when first needed.
+    std::uint64_t m_origin = 0;
+    std::uint64_t m_limit = std::numeric_limits<std::uint64_t>::max();
+    mutable std::optional<std::uint64_t> m_lines_before;
     std::uint64_t m_size = 0;
     std::size_t m_max_line = default_max_line_bytes();
     bool m_allow_nul = false;

@@ -72,6 +72,84 @@ TEST(LineReader, CrOnlyLineEnds) {
     EXPECT_EQ(lines, (std::vector<std::string>{first, "b"}));
 }
 
+TEST(LineReader, CrOnlyFirstLineEndOnTheLastByteOfTheBuffer) {
+    // The first line end is a CR on the last byte of the 1 MiB buffer and the next byte is not
+    // LF: CR-only line ends, decided when the next buffer arrives (before, the first two lines
+    // came back as one, and a later LF decided the file's line ends).
+    const TempDir dir;
+    const std::string first(kFirstLineLength, 'a');
+    auto p = dir.write("cr_edge.txt", first + "\rb\rc\nd\r");
+    plumb::LineReader r(p);
+    std::string_view line;
+    std::vector<std::string> lines;
+    while (r.next(line)) lines.emplace_back(line);
+    EXPECT_EQ(lines, (std::vector<std::string>{first, "b", "c\nd"}));
+}
+
+namespace {
+// Every line that starts in [begin, end) of `p`, read through restrict_to_bytes().
+std::vector<std::string> range_lines(const fs::path& p, std::uint64_t begin, std::uint64_t end) {
+    plumb::LineReader r(p);
+    r.restrict_to_bytes(begin, end);
+    std::vector<std::string> out;
+    std::string_view line;
+    while (r.next(line)) out.emplace_back(line);
+    return out;
+}
+}  // namespace
+
+TEST(LineReader, ByteRangesPartitionTheLines) {
+    // Line starts (by hand): LF file "\xEF\xBB\xBFab\n\ncd\nlast" has lines at bytes 0 ("ab"
+    // after the BOM), 6 (""), 7 ("cd"), 10 ("last"). A range holds the lines starting in it.
+    const TempDir dir;
+    const std::string lf = "\xEF\xBB\xBF" "ab\n\ncd\nlast";
+    auto p = dir.write("lf.txt", lf);
+    using V = std::vector<std::string>;
+    EXPECT_EQ(range_lines(p, 0, 6), (V{"ab"}));
+    EXPECT_EQ(range_lines(p, 1, 7), (V{""}));      // starts mid-line: the next line start is 6
+    EXPECT_EQ(range_lines(p, 6, 8), (V{"", "cd"}));
+    EXPECT_EQ(range_lines(p, 8, 100), (V{"last"}));
+    EXPECT_EQ(range_lines(p, 11, 100), (V{}));     // no line starts after byte 10
+    EXPECT_EQ(range_lines(p, 0, 0), (V{}));
+    // Every split point: the two halves together are the whole file, in order, each line once.
+    for (const std::string& text :
+         {lf, std::string("\xEF\xBB\xBF" "ab\r\n\r\ncd\r\nlast\r\n"), std::string("ab\r\rcd\rlast"),
+          std::string("\n\nx\n")}) {
+        auto f = dir.write("split.txt", text);
+        V whole = range_lines(f, 0, text.size());
+        for (std::uint64_t cut = 0; cut <= text.size() + 1; ++cut) {
+            V a = range_lines(f, 0, cut), b = range_lines(f, cut, text.size() + 5);
+            a.insert(a.end(), b.begin(), b.end());
+            EXPECT_EQ(a, whole) << "cut at byte " << cut << " of " << testing::PrintToString(text);
+        }
+    }
+    // The BOM is removed only on the file's first line; a range starting there keeps it out.
+    EXPECT_EQ(range_lines(dir.write("bom.txt", "\xEF\xBB\xBFx\ny"), 0, 2), (V{"x"}));
+}
+
+TEST(LineReader, ByteRangeErrorsNameTheFilesLine) {
+    // Lines 1-3 of the file precede the range; its second line (file line 5) holds a NUL byte.
+    const TempDir dir;
+    auto p = dir.write("nul.txt", std::string("a\nb\nc\nd\nbad\0x\n", 16));
+    plumb::LineReader r(p);
+    r.restrict_to_bytes(6, 100);
+    std::string_view line;
+    ASSERT_TRUE(r.next(line));
+    EXPECT_EQ(line, "d");
+    EXPECT_EQ(r.line_number(), 1u);
+    EXPECT_EQ(r.file_line(1), 4u);
+    try {
+        r.next(line);
+        FAIL() << "expected a ParseError";
+    } catch (const plumb::ParseError& e) {
+        EXPECT_EQ(e.line(), 5u);
+        EXPECT_NE(std::string(e.what()).find("nul.txt"), std::string::npos);
+    }
+    // Standard input cannot seek: a clear error, not a wrong split (gzip: below).
+    plumb::LineReader in("-");
+    EXPECT_THROW(in.restrict_to_bytes(0, 10), plumb::InvalidArgument);
+}
+
 TEST(LineReader, RawBytesAfterATextHeader) {
     const TempDir dir;
     auto p = dir.write("bin.txt", std::string("2 3\nab\0\x01\xff\ncd", 12));
@@ -188,6 +266,14 @@ TEST(LineReader, ReadsGzipTransparentlyWithTheSameLineSemantics) {
     EXPECT_FALSE(r.next(line));
     // Progress counts compressed bytes against the compressed size.
     EXPECT_EQ(r.bytes_read(), fs::file_size(path));
+}
+
+TEST(LineReader, GzipCannotBeReadByByteRanges) {
+    const TempDir dir;
+    const auto path = dir / "c.tsv.gz";
+    write_gzip(path, "a\tb\nc\td\n");
+    plumb::LineReader r(path);
+    EXPECT_THROW(r.restrict_to_bytes(2, 10), plumb::InvalidArgument);
 }
 
 TEST(LineReader, LongGzipLinesCrossBufferBoundaries) {
