@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -438,15 +437,6 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
             default:
                 if (min_postings > 0 && postings >= min_postings && blocks) {
                     hits = m_impl->search_exhaustive_split(query, *ws, k, intra.parts, postings);
-                } else if (min_postings > 0) {
-                    // Light enough to lend: polls for others' split queries while it scores.
-                    const std::function<void()> lend = [&] { m_impl->help(lend_until, budget); };
-                    detail::Bm25Exhaustive ex;
-                    ex.poll = &lend;
-                    ex.scheduler = &m_impl->scheduler;
-                    detail::TopKBuffer top(k, d.idrank.data());
-                    ex(query, *ws, top);
-                    hits = top.finish();
                 } else {
                     hits = run<detail::Bm25Exhaustive>(query, *ws,
                                                        detail::TopKBuffer(k, d.idrank.data()));

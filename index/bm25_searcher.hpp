@@ -110,8 +110,8 @@ struct IntraQueryOptions {
     /// The exhaustive path (k > pruning_max_k, or SearchAlgorithm::Exhaustive; needs block-max
     /// metadata): a query whose terms' postings (the sum of their document frequencies: what
     /// exhaustive scoring decodes) reach this many splits at its start into `parts` document
-    /// ranges (of decreasing width, as above); a thread takes such a range (before its own
-    /// query, or between bulk blocks of its own exhaustive query) only while its own query's
+    /// ranges (of decreasing width, as above); a thread takes such ranges before its own query
+    /// (not during it: interrupting it measured a higher p99) only while its own query's
     /// postings plus those predicted for the ranges it has taken stay at most this, or at most
     /// the split query's postings not taken by helpers (so helping shares a long query's work
     /// without making the helper's query the longer one). 0: exhaustive queries never split.

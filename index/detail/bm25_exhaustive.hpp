@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 #include "index/detail/bm25_intra_query.hpp"
 #include "index/detail/bm25_query.hpp"  // the contract, the queues, the workspace
@@ -45,12 +44,8 @@ namespace plumb::index::detail {
 ///
 /// Intra-query parallelism (SearchOptions::intra_query, detail/bm25_intra_query.hpp): a query
 /// predicted long (its postings) is split at its start into document ranges, each scored with
-/// scan_range; a thread running a query of its own polls (`poll`) between bulk blocks.
+/// scan_range.
 struct Bm25Exhaustive {
-    /// Called between bulk blocks when some split query waits for helpers (may be null).
-    const std::function<void()>* poll = nullptr;
-    const IntraQueryScheduler* scheduler = nullptr;
-
     /// Scores the documents [lo, hi) exactly (every posting of every query term in that range,
     /// term by term in the query's term order, so each document's score is the same float sum
     /// as in one pass) into the dense accumulator, offers them to `top` and clears the range.
@@ -147,8 +142,6 @@ struct Bm25Exhaustive {
                         a += contribution;
                     }
                 }
-                // (Helping uses another workspace: this one's buffers are left as they are.)
-                if (poll && scheduler->pending()) (*poll)();
             });
         }
         // Candidates must score >= thr: > 0 (touched) at first, then >= the selection's threshold

@@ -726,7 +726,7 @@ TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
 TEST_F(TieCorpus, ExhaustiveSplitConcurrentSearchesEqualOnePass) {
     // Three threads search the same queries at once on the exhaustive path (k = 10 and 1000),
     // queries with at least the median postings splitting at their start, the lighter ones
-    // lending to them (between bulk blocks, or before their own query): every result is still
+    // lending to them before their own query: every result is still
     // the one-pass top k, and helpers did join.
     const auto& d = searcher->index().data();
     pi::SearchOptions ex, split;
