@@ -115,7 +115,7 @@ struct IntraQueryOptions {
     /// postings plus those predicted for the ranges it has taken stay at most this, or at most
     /// the split query's postings not taken by helpers (so helping shares a long query's work
     /// without making the helper's query the longer one). 0: exhaustive queries never split.
-    std::uint64_t exhaustive_min_postings = 200000;
+    std::uint64_t exhaustive_min_postings = 300000;
 };
 
 struct SearchOptions {
