@@ -560,11 +560,11 @@ int main(int argc, char** argv) {
             std::fputs("system\tthreads\tk\tquery\tthread\tstart_ms\tms\tcpu_ms\tpostings\n", f);
             for (const auto& r : runs)
                 for (const auto& x : r.samples)
-                    std::fprintf(f, "%s\t%u\t%zu\t%zu\t%u\t%.4f\t%.4f\t%.4f\t%llu\n",
-                                 r.system.c_str(), r.threads, r.k, x.query, x.thread, x.start_ms,
-                                 x.ms, x.cpu_ms,
-                                 static_cast<unsigned long long>(
-                                     x.query < nq ? query_postings[x.query] : 0));
+                    std::fprintf(
+                        f, "%s\t%u\t%zu\t%zu\t%u\t%.4f\t%.4f\t%.4f\t%llu\n", r.system.c_str(),
+                        r.threads, r.k, x.query, x.thread, x.start_ms, x.ms, x.cpu_ms,
+                        static_cast<unsigned long long>(x.query < nq ? query_postings[x.query]
+                                                                     : 0));
             const bool ok = std::fflush(f) == 0;
             if (std::fclose(f) != 0 || !ok) throw plumb::IoError(tmp + ": write failed");
             fs::rename(tmp, latencies_out);

@@ -58,7 +58,8 @@ struct Bm25Exhaustive {
     static void scan_range(const Bm25Query& query, Bm25Workspace& ws, TopKBuffer& top,
                            std::uint32_t lo, std::uint32_t hi, SplitTask* task = nullptr) {
         if (lo >= hi) return;
-        if (task) top.raise_threshold(static_cast<float>(task->theta.load(std::memory_order_relaxed)));
+        if (task)
+            top.raise_threshold(static_cast<float>(task->theta.load(std::memory_order_relaxed)));
         const IndexData& d = ws.index();
         const float k1p1 = query.k1p1;
         float* acc = ws.accumulator().data();
@@ -89,12 +90,14 @@ struct Bm25Exhaustive {
                 const int32_t n = r.read(docs, freqs, kBulkBlock);
                 if (n <= 0) break;
                 // The range's part of the batch (documents ascending).
-                const int32_t a = docs[0] >= lo32
-                                      ? 0
-                                      : static_cast<int32_t>(std::lower_bound(docs, docs + n, lo32) - docs);
-                const int32_t b = docs[n - 1] < hi32
-                                      ? n
-                                      : static_cast<int32_t>(std::lower_bound(docs + a, docs + n, hi32) - docs);
+                const int32_t a =
+                    docs[0] >= lo32
+                        ? 0
+                        : static_cast<int32_t>(std::lower_bound(docs, docs + n, lo32) - docs);
+                const int32_t b =
+                    docs[n - 1] < hi32
+                        ? n
+                        : static_cast<int32_t>(std::lower_bound(docs + a, docs + n, hi32) - docs);
                 for (int32_t j = a; j < b; ++j) {
                     auto doc = static_cast<std::uint32_t>(docs[j]);
                     acc[doc] += w * bm25_frac(static_cast<float>(freqs[j]), k1p1, nm[doc]);

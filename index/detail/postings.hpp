@@ -279,7 +279,8 @@ public:
                                 std::size_t last) const {
         const auto b = blocks(ordinal);
         const std::uint64_t end = last + 1 < b.size() ? b[last + 1].offset : term_end(ordinal);
-        const std::uint64_t to = std::min<std::uint64_t>(df, (last + 1) * std::uint64_t{kPostingsBlock});
+        const std::uint64_t to =
+            std::min<std::uint64_t>(df, (last + 1) * std::uint64_t{kPostingsBlock});
         return PostingsReader(m_base + b[first].offset, m_base + end,
                               static_cast<std::uint32_t>(to - first * kPostingsBlock), m_docs,
                               &m_path, first ? b[first - 1].last_doc : 0);

@@ -546,8 +546,8 @@ std::vector<pi::Hit> scan_exhaustive_chunks(const pd::IndexData& d, const pd::Bm
     pd::TopKBuffer top0(k, d.idrank.data()), top1(k, d.idrank.data());
     for (std::size_t i = 0; i < order.size(); ++i) {
         const unsigned c = order[i];
-        pd::Bm25Exhaustive::scan_range(q, i % 2 ? ws1 : ws0, i % 2 ? top1 : top0,
-                                       task.chunk_lo(c), task.chunk_hi(c));
+        pd::Bm25Exhaustive::scan_range(q, i % 2 ? ws1 : ws0, i % 2 ? top1 : top0, task.chunk_lo(c),
+                                       task.chunk_hi(c));
     }
     pd::TopKBuffer merged(k, d.idrank.data());
     for (auto* top : {&top0, &top1}) {
@@ -651,24 +651,26 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
     }
     // The exhaustive path (k = 1000, or the algorithm named): every query split at its start
     // (exhaustive_min_postings 1), one thread scanning all its chunks; or none (0).
-    for (unsigned parts : {2u, 3u, 8u}) for (std::uint64_t min_postings : {1u, 0u}) {
-        pi::SearchOptions xs;
-        xs.intra_query.parts = parts;
-        xs.intra_query.exhaustive_min_postings = min_postings;
-        const auto before = searcher->intra_query_counts().splits;
-        std::size_t searches = 0;
-        for (const auto& q : random_queries(100)) {
-            for (std::size_t k : {1, 10, 1000}) {
-                xs.algorithm = k == 1000 ? pi::SearchAlgorithm::Auto : pi::SearchAlgorithm::Exhaustive;
-                const auto want = searcher->search(q, k, ex);
-                expect_same(want, searcher->search(q, k, xs),
-                            q + " exhaustive parts=" + std::to_string(parts));
-                searches += !want.empty();
+    for (unsigned parts : {2u, 3u, 8u})
+        for (std::uint64_t min_postings : {1u, 0u}) {
+            pi::SearchOptions xs;
+            xs.intra_query.parts = parts;
+            xs.intra_query.exhaustive_min_postings = min_postings;
+            const auto before = searcher->intra_query_counts().splits;
+            std::size_t searches = 0;
+            for (const auto& q : random_queries(100)) {
+                for (std::size_t k : {1, 10, 1000}) {
+                    xs.algorithm =
+                        k == 1000 ? pi::SearchAlgorithm::Auto : pi::SearchAlgorithm::Exhaustive;
+                    const auto want = searcher->search(q, k, ex);
+                    expect_same(want, searcher->search(q, k, xs),
+                                q + " exhaustive parts=" + std::to_string(parts));
+                    searches += !want.empty();
+                }
             }
+            const auto splits = searcher->intra_query_counts().splits - before;
+            EXPECT_EQ(splits, min_postings ? searches : 0u) << "parts=" << parts;
         }
-        const auto splits = searcher->intra_query_counts().splits - before;
-        EXPECT_EQ(splits, min_postings ? searches : 0u) << "parts=" << parts;
-    }
     // Other algorithms ignore the option.
     split.algorithm = pi::SearchAlgorithm::TaatMaxScore;
     expect_same(searcher->search(word(1) + " " + word(3), 10, ex),
