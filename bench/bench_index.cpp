@@ -5,8 +5,9 @@
 // and of the dynamic-pruning issue (k = 10 >= 8x Xapian single-threaded; 2 threads >= 1.8x one
 // thread at every k with a p99 not above the 1-thread p99). The passes with more than one
 // thread use intra-query parallelism (SearchOptions::intra_query: a long block-max query's rest
-// is split among the threads; --intra-query-parts 0 turns it off, --compare-intra-query times
-// them both ways); the 1-thread passes never split. --rounds repeats the timed plumb passes,
+// is split among the threads, and an exhaustive query (k = 1000) with many postings at its
+// start; --intra-query-parts 0 turns it off, --compare-intra-query times them both ways); the
+// 1-thread passes never split. --rounds repeats the timed plumb passes,
 // interleaved, for a steadier p99; --latencies writes every query's latency and CPU time.
 //
 // Fairness: both systems index the same analysed terms (plumb's analyzer: standard tokenizer,
@@ -295,7 +296,7 @@ int main(int argc, char** argv) {
     std::string latencies_out;
     app.add_option("--latencies", latencies_out,
                    "Also write every timed query's latency as TSV to this file (system, threads, "
-                   "k, query, thread, start ms, ms, thread CPU ms)");
+                   "k, query, thread, start ms, ms, thread CPU ms, the query terms' postings)");
     std::string algorithm = "auto";
     app.add_option("--algorithm", algorithm, "plumb's BM25 algorithm (plumb search --algorithm)")
         ->capture_default_str();
@@ -324,6 +325,12 @@ int main(int argc, char** argv) {
     app.add_option("--intra-query-lend-ms", intra.lend_ms,
                    "... a thread takes others' chunks only within this many ms of its own "
                    "query's start")
+        ->capture_default_str();
+    app.add_option("--intra-query-exhaustive-postings", intra.exhaustive_min_postings,
+                   "... on the exhaustive path (k = 1000): a query whose terms have at least "
+                   "this many postings splits at its start; a thread lends to such a query only "
+                   "while its own query's postings plus the chunks it takes stay below this "
+                   "(0 = exhaustive queries never split)")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
@@ -358,6 +365,12 @@ int main(int argc, char** argv) {
         const double plumb_open_s = seconds_since(t_open);
         const auto docs = searcher->index().info().documents;
         std::vector<SearchRun> runs;
+        // Per query, its terms' postings (sum of the distinct analysed terms' document
+        // frequencies: what exhaustive scoring decodes), for --latencies.
+        std::vector<std::uint64_t> query_postings(nq, 0);
+        for (std::size_t q = 0; q < nq; ++q)
+            for (const auto& t : searcher->query_terms(queries[q].text))
+                query_postings[q] += searcher->index().doc_freq(t.term);
 
         // Passes with several threads: intra-query parallelism (the 1-thread passes: none).
         plumb::index::SearchOptions parallel_options = search_options;
@@ -492,13 +505,18 @@ int main(int argc, char** argv) {
             std::printf(
                 "plumb passes with >1 thread: intra-query parallelism, a block-max query still "
                 "running after %.2f ms splits its rest into %u chunks, taken by threads within "
-                "%.2f ms of their own query's start (1-thread passes: off)\n",
-                intra.after_ms, intra.parts, intra.lend_ms);
+                "%.2f ms of their own query's start; an exhaustive query with >= %llu postings "
+                "splits at its start, taken by threads whose own query has fewer (1-thread "
+                "passes: off)\n",
+                intra.after_ms, intra.parts, intra.lend_ms,
+                static_cast<unsigned long long>(intra.exhaustive_min_postings));
         } else {
             std::printf("plumb intra-query parallelism: off\n");
         }
-        out["intra_query"] = {
-            {"parts", intra.parts}, {"after_ms", intra.after_ms}, {"lend_ms", intra.lend_ms}};
+        out["intra_query"] = {{"parts", intra.parts},
+                              {"after_ms", intra.after_ms},
+                              {"lend_ms", intra.lend_ms},
+                              {"exhaustive_min_postings", intra.exhaustive_min_postings}};
         std::printf("\nIndexing (plumb: %u analysis thread(s) + writer; Xapian: 1 thread)\n",
                     index_threads);
         std::printf("  %-8s %12s %10s %14s\n", "system", "docs/s", "seconds", "peak RSS MB");
@@ -539,12 +557,14 @@ int main(int argc, char** argv) {
             const std::string tmp = latencies_out + ".tmp";
             std::FILE* f = std::fopen(tmp.c_str(), "w");
             if (!f) throw plumb::IoError(tmp + ": cannot write");
-            std::fputs("system\tthreads\tk\tquery\tthread\tstart_ms\tms\tcpu_ms\n", f);
+            std::fputs("system\tthreads\tk\tquery\tthread\tstart_ms\tms\tcpu_ms\tpostings\n", f);
             for (const auto& r : runs)
                 for (const auto& x : r.samples)
-                    std::fprintf(f, "%s\t%u\t%zu\t%zu\t%u\t%.4f\t%.4f\t%.4f\n",
-                                 r.system.c_str(), r.threads, r.k, x.query, x.thread, x.start_ms,
-                                 x.ms, x.cpu_ms);
+                    std::fprintf(
+                        f, "%s\t%u\t%zu\t%zu\t%u\t%.4f\t%.4f\t%.4f\t%llu\n", r.system.c_str(),
+                        r.threads, r.k, x.query, x.thread, x.start_ms, x.ms, x.cpu_ms,
+                        static_cast<unsigned long long>(x.query < nq ? query_postings[x.query]
+                                                                     : 0));
             const bool ok = std::fflush(f) == 0;
             if (std::fclose(f) != 0 || !ok) throw plumb::IoError(tmp + ": write failed");
             fs::rename(tmp, latencies_out);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -36,7 +37,8 @@ struct Bm25Searcher::Impl {
     /// Key: k1, b (-b - 1 for Lucene lengths), avgdl (the index's own, or a sharded collection's).
     using NormKey = std::tuple<float, float, double>;
     mutable std::map<NormKey, std::shared_ptr<const std::vector<float>>> norms;
-    mutable std::vector<std::unique_ptr<Bm25Workspace>> pool;
+    /// Idle workspaces, each with the thread that last used it.
+    mutable std::vector<std::pair<std::thread::id, std::unique_ptr<Bm25Workspace>>> pool;
     /// Sharded search: max_frac_default per term at the avgdl `bounds_avgdl` (term_stats).
     mutable double bounds_avgdl = -1;
     mutable std::unordered_map<std::string, float> bounds;
@@ -74,12 +76,22 @@ struct Bm25Searcher::Impl {
         return v;
     }
 
+    /// A workspace this thread used last if there is one idle (its accumulator and buffers
+    /// are likely in this core's caches; another thread's would be fetched line by line, often
+    /// modified lines from the other core's cache: with exhaustive splits, whose helpers take a
+    /// second workspace, helping cost about twice the time it saved before this), else the
+    /// most recently used one, else a new one.
     std::unique_ptr<Bm25Workspace> acquire() const {
+        const auto self = std::this_thread::get_id();
         {
             std::lock_guard lock(mu);
             if (!pool.empty()) {
-                auto w = std::move(pool.back());
-                pool.pop_back();
+                auto it = pool.end();
+                for (auto i = pool.begin(); i != pool.end(); ++i)
+                    if (i->first == self) it = i;  // (the last one this thread released)
+                if (it == pool.end()) it = pool.end() - 1;
+                auto w = std::move(it->second);
+                pool.erase(it);
                 return w;
             }
         }
@@ -87,19 +99,40 @@ struct Bm25Searcher::Impl {
     }
     void release(std::unique_ptr<Bm25Workspace> w) const {
         std::lock_guard lock(mu);
-        pool.push_back(std::move(w));
+        pool.emplace_back(std::this_thread::get_id(), std::move(w));
     }
 
     /// Intra-query parallelism (SearchOptions::intra_query): the open split queries.
     mutable detail::IntraQueryScheduler scheduler;
 
-    /// Scans chunks of other threads' split queries while any has one left, starting none at
-    /// or after `until` (the helping thread's own query waits meanwhile).
-    void help(std::chrono::steady_clock::time_point until) const {
+    /// Scans chunks of other threads' split queries while any has one left that this thread
+    /// may take (the helping thread's own query waits meanwhile): block-max chunks only before
+    /// `until`; exhaustive chunks only while their predicted postings fit in `budget`
+    /// (detail::LendBudget).
+    void help(std::chrono::steady_clock::time_point until, detail::LendBudget& budget) const {
         unsigned chunk = 0;
-        while (std::chrono::steady_clock::now() < until) {
-            detail::SplitTask* t = scheduler.join(chunk);
+        while (true) {
+            const bool block_max = std::chrono::steady_clock::now() < until;
+            detail::SplitTask* t = scheduler.join(chunk, block_max, budget);
             if (!t) break;
+            std::unique_ptr<Bm25Workspace> ws;
+            if (t->exhaustive) {
+                detail::TopKBuffer top(t->k, d.idrank.data());
+                try {
+                    ws = acquire();
+                    do {
+                        detail::Bm25Exhaustive::scan_range(*t->query, *ws, top, t->chunk_lo(chunk),
+                                                           t->chunk_hi(chunk), t);
+                    } while (scheduler.claim(*t, chunk, &budget));
+                } catch (...) {
+                    // (The workspace may hold a half-filled accumulator: dropped.)
+                    scheduler.leave(*t, {}, std::current_exception());
+                    continue;
+                }
+                scheduler.leave(*t, top.best());
+                release(std::move(ws));
+                continue;
+            }
             detail::TopKHeap top(t->k);
             detail::IntraQueryRun run;
             run.scheduler = &scheduler;
@@ -107,7 +140,6 @@ struct Bm25Searcher::Impl {
             run.helper = true;
             run.chunk = chunk;
             run.help_until = until;
-            std::unique_ptr<Bm25Workspace> ws;
             try {
                 ws = acquire();
                 detail::Bm25BlockMaxMaxScore{}.scan(*t->query, *ws, top, &run);
@@ -121,11 +153,45 @@ struct Bm25Searcher::Impl {
         }
     }
 
+    /// The exhaustive path as the owner of a query split at its start (predicted long: at
+    /// least IntraQueryOptions::exhaustive_min_postings postings): chunks of the document range
+    /// scanned by this thread and any helper, then the helpers' top k merged into this one's.
+    std::vector<Hit> search_exhaustive_split(const Bm25Query& query, Bm25Workspace& ws,
+                                             std::size_t k, unsigned parts,
+                                             std::uint64_t postings) const {
+        detail::TopKBuffer top(k, d.idrank.data());
+        detail::SplitTask task;
+        task.exhaustive = true;
+        task.query = &query;
+        task.k = k;
+        task.lo = 0;
+        task.n_docs = static_cast<std::uint32_t>(d.doclen.size());
+        task.parts = parts;
+        task.postings = postings;
+        scheduler.publish(task);
+        try {
+            unsigned c = 0;
+            do {
+                detail::Bm25Exhaustive::scan_range(query, ws, top, task.chunk_lo(c),
+                                                   task.chunk_hi(c), &task);
+            } while (scheduler.claim(task, c));
+        } catch (...) {
+            scheduler.close(task);  // (helpers must finish with the task before it goes away)
+            throw;
+        }
+        scheduler.close(task);
+        if (task.error) std::rethrow_exception(task.error);
+        for (const detail::TopKEntry& e : task.results)
+            if (e.score >= top.threshold()) top.push(e);
+        return top.finish();
+    }
+
     /// Block-max MaxScore as the owner of a query that may split (intra-query parallelism).
     std::vector<Hit> search_split(const Bm25Query& query, Bm25Workspace& ws, std::size_t k,
                                   const IntraQueryOptions& intra,
                                   std::chrono::steady_clock::time_point start,
-                                  std::chrono::steady_clock::time_point lend_until) const {
+                                  std::chrono::steady_clock::time_point lend_until,
+                                  detail::LendBudget& budget) const {
         detail::TopKHeap top(k);
         detail::SplitTask task;
         detail::IntraQueryRun run;
@@ -140,7 +206,7 @@ struct Bm25Searcher::Impl {
         // (No split into chunks narrower than the first window: nothing to gain.)
         run.min_docs = intra.parts * detail::kFirstScoreWindow;
         run.own = &task;
-        run.help = [this, &run] { help(run.help_until); };
+        run.help = [this, &run, &budget] { help(run.help_until, budget); };
         try {
             detail::Bm25BlockMaxMaxScore{}.scan(query, ws, top, &run);
         } catch (...) {
@@ -340,7 +406,15 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     const auto lend_until =
         start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double, std::milli>(split ? intra.lend_ms : 0.0));
-    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until);
+    // Exhaustive scoring's predicted cost: the postings it decodes. A query with at least
+    // exhaustive_min_postings splits at its start; a thread lends to exhaustive splits while
+    // its own query's postings plus the chunks it takes stay below that, or below the owner's
+    // remaining share (detail::LendBudget).
+    std::uint64_t postings = 0;
+    for (const auto& t : q) postings += static_cast<std::uint64_t>(t.entry->df);
+    const std::uint64_t min_postings = split ? intra.exhaustive_min_postings : 0;
+    detail::LendBudget budget{postings, min_postings};
+    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until, budget);
     auto ws = m_impl->acquire();
     try {
         // One case per algorithm (detail/bm25_*.hpp), each with the top-k queue it fills.
@@ -351,7 +425,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                 break;
             case SearchAlgorithm::BlockMaxMaxScore:
                 if (split) {
-                    hits = m_impl->search_split(query, *ws, k, intra, start, lend_until);
+                    hits = m_impl->search_split(query, *ws, k, intra, start, lend_until, budget);
                 } else {
                     hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
                 }
@@ -361,8 +435,12 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                                                      detail::TopKBuffer(k, d.idrank.data()));
                 break;
             default:
-                hits =
-                    run<detail::Bm25Exhaustive>(query, *ws, detail::TopKBuffer(k, d.idrank.data()));
+                if (min_postings > 0 && postings >= min_postings && blocks) {
+                    hits = m_impl->search_exhaustive_split(query, *ws, k, intra.parts, postings);
+                } else {
+                    hits = run<detail::Bm25Exhaustive>(query, *ws,
+                                                       detail::TopKBuffer(k, d.idrank.data()));
+                }
                 break;
         }
         m_impl->release(std::move(ws));

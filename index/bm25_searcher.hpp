@@ -107,6 +107,15 @@ struct IntraQueryOptions {
     unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
     double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
     double lend_ms = 0.25;  ///< help others only within this long of a query's start (>= 0)
+    /// The exhaustive path (k > pruning_max_k, or SearchAlgorithm::Exhaustive; needs block-max
+    /// metadata): a query whose terms' postings (the sum of their document frequencies: what
+    /// exhaustive scoring decodes) reach this many splits at its start into `parts` document
+    /// ranges (of decreasing width, as above); a thread takes such ranges before its own query
+    /// (not during it: interrupting it measured a higher p99) only while its own query's
+    /// postings plus those predicted for the ranges it has taken stay at most this, or at most
+    /// the split query's postings not taken by helpers (so helping shares a long query's work
+    /// without making the helper's query the longer one). 0: exhaustive queries never split.
+    std::uint64_t exhaustive_min_postings = 300000;
 };
 
 struct SearchOptions {

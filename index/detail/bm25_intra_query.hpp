@@ -18,6 +18,13 @@
 /// owner scans every chunk nobody else took, so the result never depends on helpers showing
 /// up, only the time does.
 ///
+/// The exhaustive path (Bm25Exhaustive::scan_range) uses the same tasks, published at the
+/// query's start when its postings (the sum of its terms' document frequencies, which predicts
+/// its time: correlation 0.93 on the benchmark collection) reach
+/// IntraQueryOptions::exhaustive_min_postings. Each participant scores its chunks term at a time
+/// into its own dense accumulator and top-k buffer, sharing the k-th best score through theta
+/// as above; helpers take chunks within a LendBudget of predicted postings instead of a time.
+///
 /// Exactness: a document is pruned only when its score bound is strictly below theta (as on
 /// the one-thread path), and a document of the top k scores at least the whole query's k-th
 /// best score >= theta; each chunk's heap keeps, in the same total order (score, then id rank),
@@ -64,6 +71,20 @@ struct SplitTask {
         return n_docs - static_cast<std::uint32_t>(rest);
     }
     std::uint32_t chunk_hi(unsigned c) const { return chunk_lo(c + 1); }
+
+    /// An exhaustive query's split (Bm25Exhaustive::scan_range), published at its start; else
+    /// block-max MaxScore's, published once the query has run a while.
+    bool exhaustive = false;
+    /// Exhaustive: the query terms' postings (what scoring decodes); a chunk's predicted cost
+    /// is its share of them (the documents are spread evenly over the numbers).
+    std::uint64_t postings = 0;
+    /// Exhaustive: predicted postings of the chunks helpers took (guarded by the mutex).
+    std::uint64_t helped = 0;
+    std::uint64_t chunk_postings(unsigned c) const {
+        const double f = static_cast<double>(chunk_hi(c) - chunk_lo(c)) /
+                         static_cast<double>(n_docs - lo ? n_docs - lo : 1);
+        return static_cast<std::uint64_t>(f * static_cast<double>(postings));
+    }
     /// Raises theta to at least `t`.
     void offer_theta(double t) {
         double cur = theta.load(std::memory_order_relaxed);
@@ -80,6 +101,16 @@ struct SplitTask {
     std::atomic<unsigned> active{0};
 };
 
+/// What a thread may lend to exhaustive splits (predicted postings): its own query's postings
+/// plus those of the chunks it has taken (`spent`) may grow up to `floor`, and beyond it only
+/// while they stay at most the owner's remaining share (the task's postings less those of the
+/// chunks helpers took): helping shares a long query's work without making the helper's query
+/// cost more than what is left to the owner.
+struct LendBudget {
+    std::uint64_t spent = 0;
+    std::uint64_t floor = 0;
+};
+
 /// The open split queries of one searcher.
 class IntraQueryScheduler {
 public:
@@ -93,24 +124,29 @@ public:
         m_open.store(static_cast<unsigned>(m_tasks.size()), std::memory_order_relaxed);
     }
 
-    /// A helper joins some open task with a chunk left: its first chunk in `chunk`.
-    SplitTask* join(unsigned& chunk) {
+    /// A helper joins some open task with a chunk left: its first chunk in `chunk`. Block-max
+    /// tasks only when `block_max` (the helper's lending time has not run out); exhaustive ones
+    /// only when the chunk's predicted postings fit in `budget` (then added to it).
+    SplitTask* join(unsigned& chunk, bool block_max, LendBudget& budget) {
         std::lock_guard lock(m_mu);
         for (SplitTask* t : m_tasks) {
-            if (!t->closed && t->next < t->parts) {
-                chunk = t->next++;
-                ++m_joins;
-                t->active.fetch_add(1, std::memory_order_relaxed);
-                return t;
-            }
+            if (t->closed || t->next >= t->parts || !(t->exhaustive || block_max)) continue;
+            if (t->exhaustive && !take(*t, budget)) continue;
+            chunk = t->next++;
+            ++m_joins;
+            t->active.fetch_add(1, std::memory_order_relaxed);
+            return t;
         }
         return nullptr;
     }
 
-    /// The next chunk of `t` for a participant, false when none is left.
-    bool claim(SplitTask& t, unsigned& chunk) {
+    /// The next chunk of `t` for a participant, false when none is left (or, with `budget`, a
+    /// helper's, for an exhaustive task: when the chunk's predicted postings do not fit in it;
+    /// else added to it).
+    bool claim(SplitTask& t, unsigned& chunk, LendBudget* budget = nullptr) {
         std::lock_guard lock(m_mu);
         if (t.closed || t.next >= t.parts) return false;
+        if (budget && t.exhaustive && !take(t, *budget)) return false;
         chunk = t.next++;
         return true;
     }
@@ -161,6 +197,17 @@ public:
     }
 
 private:
+    /// Adds the predicted postings of t's next chunk to `budget` if they fit (LendBudget).
+    static bool take(SplitTask& t, LendBudget& budget) {
+        const std::uint64_t cost = t.chunk_postings(t.next);
+        const std::uint64_t taken = t.helped + cost;
+        const std::uint64_t owner_share = t.postings > taken ? t.postings - taken : 0;
+        if (budget.spent + cost > std::max(budget.floor, owner_share)) return false;
+        budget.spent += cost;
+        t.helped = taken;
+        return true;
+    }
+
     mutable std::mutex m_mu;
     std::uint64_t m_splits = 0, m_joins = 0;
     std::condition_variable m_done;

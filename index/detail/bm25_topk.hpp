@@ -82,12 +82,22 @@ public:
     std::size_t k() const noexcept { return m_k; }
     /// Entries scoring below this can never enter (ties may, through a smaller id rank).
     float threshold() const noexcept { return m_thr; }
+    /// Raises the threshold to `t` when below: a lower bound of the k-th best score known from
+    /// elsewhere (another part of the same query's documents; intra-query parallelism).
+    /// Entries below it are then not kept (the caller offers only entries >= threshold()).
+    void raise_threshold(float t) noexcept { m_thr = std::max(m_thr, t); }
     void push(const TopKEntry& e) {
         m_buf.push_back(e);
         if (m_buf.size() >= m_cap) {
             keep_best();
-            m_thr = m_buf.back().score;
+            m_thr = std::max(m_thr, m_buf.back().score);
         }
+    }
+    /// The k best entries offered so far (fewer when fewer were offered), in no order; their
+    /// `rank` is 0 (push them into another TopKBuffer, which looks ranks up on ties).
+    const std::vector<TopKEntry>& best() {
+        if (m_buf.size() > m_k) keep_best();
+        return m_buf;
     }
     std::vector<Hit> finish() {
         if (m_buf.size() > m_k) keep_best();

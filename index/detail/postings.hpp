@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -119,9 +120,13 @@ struct PostingsEncoder {
 class PostingsReader {
 public:
     PostingsReader() = default;
+    /// `df` postings from `begin` to exactly `end`; `start_doc`: the document the first delta
+    /// is relative to (0 at a term's start; the previous block's last document when starting
+    /// at a block of the block table).
     PostingsReader(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t df,
-                   std::uint32_t n_docs, const std::filesystem::path* file)
-        : m_p(begin), m_end(end), m_left(df), m_n(n_docs), m_file(file) {}
+                   std::uint32_t n_docs, const std::filesystem::path* file,
+                   std::uint32_t start_doc = 0)
+        : m_p(begin), m_end(end), m_left(df), m_doc(start_doc), m_n(n_docs), m_file(file) {}
 
     /// Decodes up to `max` postings; returns how many (0 at the end).
     std::int32_t read(std::int32_t* docs, std::int32_t* freqs, std::int32_t max) {
@@ -266,6 +271,19 @@ public:
     PostingsReader reader(std::uint64_t ordinal, std::int32_t df) const {
         return PostingsReader(m_base + offset(ordinal), m_base + offset(ordinal + 1),
                               static_cast<std::uint32_t>(df), m_docs, &m_path);
+    }
+
+    /// Reader over blocks [first, last] of term `ordinal` (version 2; df postings in all; the
+    /// blocks must exist): the postings from block `first`'s start to block `last`'s end.
+    PostingsReader block_reader(std::uint64_t ordinal, std::uint32_t df, std::size_t first,
+                                std::size_t last) const {
+        const auto b = blocks(ordinal);
+        const std::uint64_t end = last + 1 < b.size() ? b[last + 1].offset : term_end(ordinal);
+        const std::uint64_t to =
+            std::min<std::uint64_t>(df, (last + 1) * std::uint64_t{kPostingsBlock});
+        return PostingsReader(m_base + b[first].offset, m_base + end,
+                              static_cast<std::uint32_t>(to - first * kPostingsBlock), m_docs,
+                              &m_path, first ? b[first - 1].last_doc : 0);
     }
 
     /// The block entries of term `ordinal` (version 2; empty for version 1).

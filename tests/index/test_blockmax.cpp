@@ -21,6 +21,7 @@
 #include "index/bm25_searcher.hpp"
 #include "index/detail/bm25_block_cursor.hpp"
 #include "index/detail/bm25_block_max_maxscore.hpp"  // kScoreWindow, scan
+#include "index/detail/bm25_exhaustive.hpp"          // scan_range
 #include "index/detail/bm25_intra_query.hpp"
 #include "index/detail/bm25_query.hpp"               // kBoundSlack
 #include "index/detail/index_data.hpp"
@@ -267,8 +268,14 @@ TEST_F(TieCorpus, VersionOneIndexIsStillSearchable) {
                 o.algorithm = alg;
                 expect_same(a, old->search(q, k, o), q + " v1");
             }
+            // Exhaustive intra-query splits need the block table: never on version 1.
+            pi::SearchOptions split;
+            split.intra_query.parts = 4;
+            split.intra_query.exhaustive_min_postings = 1;
+            expect_same(a, old->search(q, k, split), q + " v1 split");
         }
     }
+    EXPECT_EQ(old->intra_query_counts().splits, 0u);
     // Forcing the block-max algorithm on it is a clear error.
     pi::SearchOptions bm;
     bm.algorithm = pi::SearchAlgorithm::BlockMaxMaxScore;
@@ -522,7 +529,69 @@ std::vector<pi::Hit> scan_chunks(const pd::IndexData& d, const pd::Bm25Query& q,
     return merged.finish();
 }
 
+/// The exhaustive path's split: every chunk of a `parts`-way split of [0, N) scored alone with
+/// scan_range (in `order`), by two participants taking turns (each with its own accumulator
+/// and top-k buffer, so one participant scores several chunks), their best entries merged as
+/// the owner does. Checks that every accumulator is all zero again.
+std::vector<pi::Hit> scan_exhaustive_chunks(const pd::IndexData& d, const pd::Bm25Query& q,
+                                            std::size_t k, unsigned parts,
+                                            const std::vector<unsigned>& order) {
+    std::mutex mu;
+    pd::SplitTask task;
+    task.exhaustive = true;
+    task.lo = 0;
+    task.n_docs = static_cast<std::uint32_t>(d.doclen.size());
+    task.parts = parts;
+    pd::Bm25Workspace ws0(d, mu), ws1(d, mu);
+    pd::TopKBuffer top0(k, d.idrank.data()), top1(k, d.idrank.data());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const unsigned c = order[i];
+        pd::Bm25Exhaustive::scan_range(q, i % 2 ? ws1 : ws0, i % 2 ? top1 : top0, task.chunk_lo(c),
+                                       task.chunk_hi(c));
+    }
+    pd::TopKBuffer merged(k, d.idrank.data());
+    for (auto* top : {&top0, &top1}) {
+        for (const auto& e : top->best())
+            if (e.score >= merged.threshold()) merged.push(e);
+    }
+    for (auto* ws : {&ws0, &ws1}) {
+        EXPECT_TRUE(std::all_of(ws->acc.begin(), ws->acc.end(), [](float v) { return v == 0; }));
+    }
+    return merged.finish();
+}
+
 }  // namespace
+
+TEST_F(TieCorpus, ExhaustiveSplitChunksMergeToTheOnePassTopK) {
+    // The exhaustive path's document ranges (entered through the block table, each list cut
+    // inside a block at both ends), scored alone and by two participants, forwards and
+    // backwards, up to k = N: the merged top k is the one-pass top k, bit-identical scores,
+    // ties (a quarter of the documents share a template) ordered by id across chunks.
+    const auto& d = searcher->index().data();
+    pi::SearchOptions ex;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    std::vector<float> norm;
+    std::size_t compared = 0;
+    for (const auto& text : random_queries(60)) {
+        const auto terms = searcher->query_terms(text);
+        const auto q = build_query(d, terms, norm);
+        if (q.terms.empty()) continue;
+        for (std::size_t k : {1, 10, 100, 1000, 6000}) {
+            const auto want = searcher->search_terms(terms, k, ex);
+            for (unsigned parts : {2u, 3u, 7u, 64u}) {
+                std::vector<unsigned> order(parts);
+                for (unsigned c = 0; c < parts; ++c) order[c] = c;
+                expect_same(want, scan_exhaustive_chunks(d, q, k, parts, order),
+                            text + " k=" + std::to_string(k) + " parts=" + std::to_string(parts));
+                std::reverse(order.begin(), order.end());
+                expect_same(want, scan_exhaustive_chunks(d, q, k, parts, order),
+                            text + " reversed k=" + std::to_string(k));
+                ++compared;
+            }
+        }
+    }
+    EXPECT_GT(compared, 1000u);
+}
 
 TEST_F(TieCorpus, SplitChunksMergeToTheOnePassTopK) {
     // Each chunk scanned alone (as a helper does), in document order and in reverse (a later
@@ -580,6 +649,28 @@ TEST_F(TieCorpus, IntraQueryParallelismEqualsOnePass) {
             EXPECT_EQ(splits, 0u) << "parts=" << parts;
         }
     }
+    // The exhaustive path (k = 1000, or the algorithm named): every query split at its start
+    // (exhaustive_min_postings 1), one thread scanning all its chunks; or none (0).
+    for (unsigned parts : {2u, 3u, 8u})
+        for (std::uint64_t min_postings : {1u, 0u}) {
+            pi::SearchOptions xs;
+            xs.intra_query.parts = parts;
+            xs.intra_query.exhaustive_min_postings = min_postings;
+            const auto before = searcher->intra_query_counts().splits;
+            std::size_t searches = 0;
+            for (const auto& q : random_queries(100)) {
+                for (std::size_t k : {1, 10, 1000}) {
+                    xs.algorithm =
+                        k == 1000 ? pi::SearchAlgorithm::Auto : pi::SearchAlgorithm::Exhaustive;
+                    const auto want = searcher->search(q, k, ex);
+                    expect_same(want, searcher->search(q, k, xs),
+                                q + " exhaustive parts=" + std::to_string(parts));
+                    searches += !want.empty();
+                }
+            }
+            const auto splits = searcher->intra_query_counts().splits - before;
+            EXPECT_EQ(splits, min_postings ? searches : 0u) << "parts=" << parts;
+        }
     // Other algorithms ignore the option.
     split.algorithm = pi::SearchAlgorithm::TaatMaxScore;
     expect_same(searcher->search(word(1) + " " + word(3), 10, ex),
@@ -634,6 +725,60 @@ TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
     EXPECT_GT(after.helper_joins, before.helper_joins);
 }
 
+TEST_F(TieCorpus, ExhaustiveSplitConcurrentSearchesEqualOnePass) {
+    // Three threads search the same queries at once on the exhaustive path (k = 10 and 1000),
+    // queries with at least the median postings splitting at their start, the lighter ones
+    // lending to them before their own query: every result is still
+    // the one-pass top k, and helpers did join.
+    const auto& d = searcher->index().data();
+    pi::SearchOptions ex, split;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    split.algorithm = pi::SearchAlgorithm::Exhaustive;
+    split.intra_query.parts = 8;
+    const auto queries = random_queries(150);
+    std::vector<std::uint64_t> postings;
+    for (const auto& q : queries) {
+        std::uint64_t p = 0;
+        for (const auto& t : searcher->query_terms(q)) p += searcher->index().doc_freq(t.term);
+        postings.push_back(p);
+    }
+    auto sorted = postings;
+    std::sort(sorted.begin(), sorted.end());
+    split.intra_query.exhaustive_min_postings = sorted[sorted.size() / 2];
+    ASSERT_GT(split.intra_query.exhaustive_min_postings, 0u);
+    ASSERT_GT(split.intra_query.exhaustive_min_postings, sorted.front());
+    (void)d;
+    std::vector<std::vector<pi::Hit>> want10, want1000;
+    for (const auto& q : queries) {
+        want10.push_back(searcher->search(q, 10, ex));
+        want1000.push_back(searcher->search(q, 1000, ex));
+    }
+    std::atomic<int> mismatches{0};
+    const auto before = searcher->intra_query_counts();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 3; ++t) {
+        pool.emplace_back([&, t] {
+            for (int round = 0; round < 4; ++round) {
+                for (std::size_t i = 0; i < queries.size(); ++i) {
+                    const std::size_t qi = (i + static_cast<std::size_t>(t) * 50) % queries.size();
+                    const std::size_t k = (i + round) % 2 ? 10 : 1000;
+                    auto got = searcher->search(queries[qi], k, split);
+                    const auto& w = k == 10 ? want10[qi] : want1000[qi];
+                    bool same = got.size() == w.size();
+                    for (std::size_t r = 0; same && r < got.size(); ++r)
+                        same = got[r].doc == w[r].doc && got[r].score == w[r].score;
+                    if (!same) ++mismatches;
+                }
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(mismatches.load(), 0);
+    const auto after = searcher->intra_query_counts();
+    EXPECT_GT(after.splits, before.splits);
+    EXPECT_GT(after.helper_joins, before.helper_joins);
+}
+
 TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
     // 20,000 documents of the same text (one score) among others, external ids a permutation
     // of the document numbers (i * 7919 mod N): the top k are the tied documents with the
@@ -676,6 +821,15 @@ TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
             }
             expect_same(want, s->search(q, k, split), "parts=" + std::to_string(parts));
         }
+        // The exhaustive path split at its start, k up to every tied document.
+        pi::SearchOptions xs;
+        xs.algorithm = pi::SearchAlgorithm::Exhaustive;
+        xs.intra_query.parts = parts;
+        xs.intra_query.exhaustive_min_postings = 1;
+        for (std::size_t k : {1, 7, 100, 1000, 20000}) {
+            expect_same(s->search(q, k, ex), s->search(q, k, xs),
+                        "exhaustive parts=" + std::to_string(parts));
+        }
     }
     // The detail-level split too, every chunk alone.
     const auto& d = s->index().data();
@@ -685,5 +839,8 @@ TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
         std::vector<unsigned> order(parts);
         for (unsigned c = 0; c < parts; ++c) order[c] = parts - 1 - c;
         expect_same(s->search(q, 10, ex), scan_chunks(d, bq, 10, 0, parts, order), "chunks");
+        for (std::size_t k : {10, 1000})
+            expect_same(s->search(q, k, ex), scan_exhaustive_chunks(d, bq, k, parts, order),
+                        "exhaustive chunks");
     }
 }
