@@ -328,13 +328,25 @@ void BertNetImpl::set_int8(bool on) {
     for (const auto& m : *encoder->layer) m->as<BertLayer>()->set_int8(on);
 }
 
+namespace {
+/// The head's small products: at inference through oneDNN's sgemm on the OpenMP pool, as the
+/// encoder's (dense_linear). torch::linear runs them on OpenBLAS's pthreads, whose worker then
+/// spins (sched_yield) after every batch and takes a core from the next batch's OpenMP threads
+/// (bench/README.md, "int8 / fp32 with 1 host thread: bisect"). Training keeps torch::linear.
+torch::Tensor head_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                          const torch::Tensor& bias) {
+    if (torch::GradMode::is_enabled()) return torch::linear(x, weight, bias);
+    return dense_linear(x, weight, bias);
+}
+}  // namespace
+
 torch::Tensor BertNetImpl::pool(const torch::Tensor& cls) {
-    if (pooler) return torch::tanh(torch::linear(cls, pooler->dense->weight, pooler->dense->bias));
-    return torch::relu(torch::linear(cls, pre_classifier->weight, pre_classifier->bias));
+    if (pooler) return torch::tanh(head_linear(cls, pooler->dense->weight, pooler->dense->bias));
+    return torch::relu(head_linear(cls, pre_classifier->weight, pre_classifier->bias));
 }
 
 torch::Tensor BertNetImpl::classify(const torch::Tensor& pooled) {
-    return torch::linear(pooled, classifier->weight, classifier->bias);
+    return head_linear(pooled, classifier->weight, classifier->bias);
 }
 
 }  // namespace detail
