@@ -46,7 +46,7 @@ struct TrainArgs {
     std::vector<std::size_t> tune_depths = {5, 10, 20, 50, 100};
     bool no_tune = false;
     double alpha = 0.1, weak_fraction = 0.2;
-    std::string weak_strategy = "checkpoint", weak_model;
+    std::string weak_strategy = "checkpoint", weak_model, weak_schedule = "own";
     std::string fairness = "pd", gender_words, fairness_negatives = "own", fairness_scores = "raw";
     double lambda = 1.0, lambda_lr = 0.01;
     bool learn_lambda = false;
@@ -115,6 +115,7 @@ pr::TrainOptions make_options(const TrainArgs& a) {
     o.weak_strategy = pr::parse_weak_strategy(a.weak_strategy);
     o.weak_model = a.weak_model;
     o.weak_fraction = a.weak_fraction;
+    o.weak_truncated_schedule = a.weak_schedule == "truncated";
     o.fairness = a.fairness;
     o.fairness_negatives = pr::parse_fairness_negatives(a.fairness_negatives);
     o.fairness_softmax = a.fairness_scores == "softmax";
@@ -373,6 +374,12 @@ const plumb::cli::CommandRegistrar kRegistrar{
                         "checkpoint: the trained weak model; smaller-model: its initial folder");
         cmd->add_option("--weak-fraction", args->weak_fraction,
                         "fewer-steps / less-data: share of the steps / data")
+            ->capture_default_str();
+        cmd->add_option("--weak-schedule", args->weak_schedule,
+                        "fewer-steps: own (a complete warm-up/decay schedule over the weak "
+                        "learner's steps) | truncated (the robust run's schedule over --steps, "
+                        "stopped after the share: the first 20 % of the baseline's training)")
+            ->check(CLI::IsMember({"own", "truncated"}))
             ->capture_default_str();
         cmd->add_option("--fairness", args->fairness, "ibbr: pd | ts")->capture_default_str();
         cmd->add_option("--fairness-negatives", args->fairness_negatives,

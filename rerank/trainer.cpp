@@ -113,7 +113,7 @@ const char* weak_strategy_name(WeakStrategy w) noexcept {
 
 double lr_multiplier(const TrainOptions& o, std::uint64_t s) {
     if (s == 0) s = 1;
-    const std::uint64_t w = o.warmup_steps, t = o.max_steps;
+    const std::uint64_t w = o.warmup_steps, t = o.schedule_steps ? o.schedule_steps : o.max_steps;
     if (w > 0 && s <= w) return static_cast<double>(s) / static_cast<double>(w);
     if (o.linear_decay && t > w) {
         if (s > t) return 0.0;
@@ -192,6 +192,9 @@ void check_options(const TrainOptions& o) {
             bad("in-batch fairness negatives need in-batch negatives");
     }
     if (o.log_every == 0) bad("log_every must be > 0");
+    if (o.schedule_steps != 0 && o.schedule_steps < o.max_steps) {
+        bad("schedule_steps must be 0 or at least max_steps");
+    }
 }
 
 std::string hex_encode(const std::uint8_t* p, std::size_t n) {
@@ -720,6 +723,8 @@ TrainReport Session::run() {
                                           ? json(m_o.fairness_softmax ? "softmax" : "raw")
                                           : json(nullptr)},
                   {"source", m_stream.source().describe()},
+                  {"max_steps", m_o.max_steps},
+                  {"schedule_steps", m_o.schedule_steps ? m_o.schedule_steps : m_o.max_steps},
                   {"groups", m_group_names},
                   {"group_lr", m_base_lr}});
     }
@@ -994,7 +999,13 @@ TrainReport train_equalizeir(const TrainOptions& options, const StreamFactory& m
                 weak.max_steps = std::max<std::uint64_t>(
                     1, static_cast<std::uint64_t>(std::ceil(
                            options.weak_fraction * static_cast<double>(options.max_steps))));
-                weak.warmup_steps = std::min(weak.warmup_steps, weak.max_steps);
+                if (options.weak_truncated_schedule) {
+                    // The first weak_fraction of the robust run's schedule, not a complete one.
+                    weak.schedule_steps =
+                        options.schedule_steps ? options.schedule_steps : options.max_steps;
+                } else {
+                    weak.warmup_steps = std::min(weak.warmup_steps, weak.max_steps);
+                }
                 break;
             case WeakStrategy::LessData:
                 if (!(options.weak_fraction > 0 && options.weak_fraction <= 1)) {

@@ -103,6 +103,10 @@ struct TrainOptions {
     /// Schedule: see lr_multiplier(). Linear decay needs max_steps > 0 (else constant).
     std::uint64_t warmup_steps = 0;
     bool linear_decay = true;  ///< after warm-up, linear to 0 at max_steps
+    /// The T of the schedule when it is not max_steps (0 = max_steps): a run with
+    /// schedule_steps > max_steps is the first max_steps steps of a longer run (EqualizeIR's
+    /// truncated fewer-steps weak learner).
+    std::uint64_t schedule_steps = 0;
     double clip_norm = 0.0;    ///< global gradient norm clip; 0 = off
 
     // --- objective settings
@@ -113,6 +117,12 @@ struct TrainOptions {
     WeakStrategy weak_strategy = WeakStrategy::Checkpoint;
     std::filesystem::path weak_model;  ///< Checkpoint / SmallerModel: folder
     double weak_fraction = 0.2;        ///< FewerSteps / LessData
+    /// FewerSteps: false = a complete schedule (warm-up, decay to 0) over the weak learner's
+    /// ceil(weak_fraction · max_steps) steps; true = the robust run's own schedule (warm-up and
+    /// decay over max_steps) stopped after those steps, i.e. the first weak_fraction of the
+    /// baseline's training (paper 003: "20 % of the original training time"), which keeps the
+    /// full learning rate where the compressed schedule halves it on average.
+    bool weak_truncated_schedule = false;
     std::string fairness = "pd";       ///< ibbr: pd | ts
     /// ibbr: nPRF's non-relevant set: the query's own negatives (paper 004, default) or also
     /// the batch's other passages (InBatch; needs in_batch_negatives).
@@ -153,7 +163,7 @@ struct TrainOptions {
 };
 
 /// Learning-rate multiplier of the s-th optimizer update (s = 1, 2, ...; W = warmup_steps,
-/// T = max_steps): s / W while s <= W; then, with linear_decay and T > W,
+/// T = schedule_steps, or max_steps when that is 0): s / W while s <= W; then, with linear_decay and T > W,
 /// (T - s + 1) / (T - W) (1 at s = W + 1, 1/(T - W) at the last step s = T, i.e. reaching 0
 /// right after it); 1 otherwise.
 double lr_multiplier(const TrainOptions& options, std::uint64_t update);

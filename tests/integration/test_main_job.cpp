@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -128,8 +129,11 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // test queries, 20 test queries over three terciles) they do not hold robustly. 003: at
     // --tiny (10 dev queries, 3-4 per planted level; 150 steps on 600 triples) even the
     // baseline's planted deficit on complex queries is within noise (seed 42: dev simple /
-    // medium / complex 0.658 / 0.508 / 0.471), so no 003 direction is asserted (README, "The
-    // main job"). 001's direction is not asserted at any size: TK does not learn the planted
+    // medium / complex 0.658 / 0.508 / 0.471, and the cue-free TK's dev c_v 0.196 is above the
+    // baseline's 0.148), and with the per-weak-learner alphas of the default size three of the
+    // four test checks fail at seed 42 (less-data's robust model collapses: test nDCG@10
+    // 0.241) and at seed 43 (only noun-phrases holds), so no 003 direction is asserted (README, "The main job"; at the default size two
+    // of four hold). 001's direction is not asserted at any size: TK does not learn the planted
     // preference for male words (the dev gender-swap probe's gap is within two standard errors
     // of 0 at seeds 42-44, table-001-probe.json), so ARaB's change under balancing follows the
     // change in effectiveness, not debiasing. Asserted: the tables' shape, the probe's rows and
@@ -160,6 +164,23 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_NEAR(r["cv"].get<double>(), sd / mu, 1e-12);
         EXPECT_GT(mu, 0.2) << r.dump();  // every model ranks better than chance
     }
+    // EqualizeIR's alpha per weak learner (the dev choices, README) is recorded with the rows.
+    for (const char* w : {"fewer-steps", "less-data", "smaller-model", "noun-phrases"}) {
+        const auto& a = t003["alpha"][std::string("tk-poe-") + w];
+        EXPECT_TRUE(a.is_number() && a.get<double>() > 0 && a.get<double>() <= 1) << w;
+    }
+    // The PoE diagnosis on training pairs: the baseline and the four weak learners, every pair
+    // of the tiny preset's 600 triples counted once per model, p_B a probability.
+    const auto margins = read_json(out / "table-003-margins.json");
+    EXPECT_EQ(margins["triples"].get<int>(), 600);
+    std::map<std::string, int> pairs;
+    for (const auto& r : margins["rows"]) {
+        pairs[r["model"].get<std::string>()] += r["pairs"].get<int>();
+        EXPECT_GT(r["p_pos"].get<double>(), 0.0) << r.dump();
+        EXPECT_LT(r["p_pos"].get<double>(), 1.0) << r.dump();
+    }
+    EXPECT_EQ(pairs.size(), 5u);
+    for (const auto& [model, n] : pairs) EXPECT_EQ(n, 600) << model;
     // The dev diagnosis per planted level: BM25, the six models and the four weak learners.
     ASSERT_EQ(t003["dev"].size(), 11u) << t003["dev"].dump(2);
     for (const auto& r : t003["dev"]) {

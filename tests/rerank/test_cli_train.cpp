@@ -254,6 +254,42 @@ TEST_F(CliTrain, TkPoeWithLessDataWeakLearner) {
     EXPECT_NO_THROW(TkModel::load(out / "best"));
 }
 
+TEST_F(CliTrain, TkPoeFewerStepsTruncatedSchedule) {
+    // --weak-schedule truncated: the weak learner trains ceil(0.5 · 4) = 2 steps on the robust
+    // run's 4-step schedule (multipliers 1, 3/4), not a 2-step one (1, 1/2).
+    auto out = dir / "tk_poe_fewer";
+    auto log = dir / "tk_poe_fewer.log";
+    ASSERT_EQ(run("train --quiet --model tk --objective poe --alpha 0.1 --weak-strategy fewer-steps"
+                  " --weak-fraction 0.5 --weak-schedule truncated --log-every 1 --init " +
+                      (dir / "tk_init").string() + " --output " + out.string() + common_qrels() +
+                      " --batch 4 --steps 4 --threads 1",
+                  log),
+              0)
+        << plumb::read_file(log);
+    std::vector<double> mult;
+    bool start_seen = false;
+    std::istringstream in(plumb::read_file(out / "weak" / "train_log.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        if (j.value("event", "") == "start") {
+            start_seen = true;
+            EXPECT_EQ(j["max_steps"].get<int>(), 2) << line;
+            EXPECT_EQ(j["schedule_steps"].get<int>(), 4) << line;
+        }
+        if (j.contains("lr_multiplier")) mult.push_back(j["lr_multiplier"].get<double>());
+    }
+    EXPECT_TRUE(start_seen);
+    ASSERT_EQ(mult.size(), 2u);
+    EXPECT_DOUBLE_EQ(mult[0], 1.0);
+    EXPECT_DOUBLE_EQ(mult[1], 0.75);
+    EXPECT_NE(run("train --quiet --model tk --objective poe --weak-strategy fewer-steps"
+                  " --weak-schedule half --init " +
+                      (dir / "tk_init").string() + " --output " + (dir / "x").string() +
+                      common_qrels() + " --steps 4",
+                  dir / "bad_sched.log"),
+              0);
+}
+
 TEST_F(CliTrain, BadInputsFailWithFileAndLine) {
     auto log = dir / "bad.log";
     auto base = "train --quiet --model cat --objective ce --init " +

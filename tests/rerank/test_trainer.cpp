@@ -215,6 +215,14 @@ TEST(TrainerSchedule, HandComputedMultipliers) {
     o.max_steps = 4;
     EXPECT_DOUBLE_EQ(lr_multiplier(o, 1), 1.0);
     EXPECT_DOUBLE_EQ(lr_multiplier(o, 4), 0.25);
+    // schedule_steps: the first max_steps of a T = 10 schedule, W = 2: s/2, then (10 - s + 1)/8
+    o.max_steps = 3;
+    o.warmup_steps = 2;
+    o.schedule_steps = 10;
+    EXPECT_DOUBLE_EQ(lr_multiplier(o, 1), 0.5);
+    EXPECT_DOUBLE_EQ(lr_multiplier(o, 3), 1.0);
+    EXPECT_DOUBLE_EQ(lr_multiplier(o, 4), 7.0 / 8.0);
+    EXPECT_DOUBLE_EQ(lr_multiplier(o, 10), 1.0 / 8.0);
 }
 
 TEST(Trainer, ScheduleIsAppliedInTheLoop) {
@@ -534,6 +542,35 @@ TEST(Trainer, EqualizeIrFewerStepsTrainsTheWeakLearnerFirst) {
     EXPECT_EQ(weak_report["objective"], "ce");
     EXPECT_NO_THROW(make_tk_stage(o.output / "weak" / "best"));
     EXPECT_NO_THROW(make_tk_stage(o.output / "best"));
+    // Own schedule (default): the 3 weak steps decay to 0 over 3 steps: 1, 2/3, 1/3.
+    auto multipliers = [](const fs::path& dir) {
+        std::vector<double> m;
+        for (const auto& l : read_log(dir))
+            if (l.contains("lr_multiplier")) m.push_back(l["lr_multiplier"].get<double>());
+        return m;
+    };
+    auto own = multipliers(o.output / "weak");
+    ASSERT_EQ(own.size(), 3u);
+    EXPECT_DOUBLE_EQ(own[0], 1.0);
+    EXPECT_DOUBLE_EQ(own[1], 2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(own[2], 1.0 / 3.0);
+    // Truncated: the first half of the robust run's 6-step schedule: 1, 5/6, 4/6, then stop.
+    auto o2 = o;
+    o2.output = t.path / "eq-truncated";
+    o2.weak_truncated_schedule = true;
+    auto r2 = train_equalizeir(o2, factory);
+    EXPECT_EQ(r2.steps, 6u);
+    auto weak2 = json::parse(plumb::read_file(o2.output / "weak" / "report.json"));
+    EXPECT_EQ(weak2["steps"].get<int>(), 3);
+    auto truncated = multipliers(o2.output / "weak");
+    ASSERT_EQ(truncated.size(), 3u);
+    EXPECT_DOUBLE_EQ(truncated[0], 1.0);
+    EXPECT_DOUBLE_EQ(truncated[1], 5.0 / 6.0);
+    EXPECT_DOUBLE_EQ(truncated[2], 4.0 / 6.0);
+    // The robust phase's schedule is its own either way: 6 steps, ending at 1/6.
+    auto robust = multipliers(o2.output);
+    ASSERT_EQ(robust.size(), 6u);
+    EXPECT_DOUBLE_EQ(robust.back(), 1.0 / 6.0);
 }
 
 TEST(Trainer, ContrastiveAndIbbrOnTinyBertDot) {
