@@ -101,6 +101,28 @@ std::vector<GeneratedPair> read_generated_pairs(
     return out;
 }
 
+std::unordered_map<std::string, std::vector<std::string>> read_negatives(
+    const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep) {
+    LineReader reader(path);
+    std::unordered_map<std::string, std::vector<std::string>> out;
+    std::string_view line;
+    std::vector<std::string_view> f;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        if (!is_valid_utf8(line)) reader.fail("invalid UTF-8");
+        split(line, '\t', f);
+        if (f.size() != 2 && f.size() != 3)
+            reader.fail("expected 'qid<TAB>docid<TAB>passage' or 'qid<TAB>passage', got " +
+                        std::to_string(f.size()) + " fields");
+        const auto qid = trim(f[0]);
+        const auto passage = f.back();
+        if (qid.empty() || trim(passage).empty()) reader.fail("empty qid or passage");
+        if (keep && !keep(qid)) continue;
+        out[std::string(qid)].emplace_back(passage);
+    }
+    return out;
+}
+
 namespace {
 
 /// Step 1's split: unit φ vectors and the matchable female and male pairs, with the counts.
@@ -300,6 +322,16 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
             rep.train_examples++;
         }
     }
+    // The generated queries' own negatives (only those of gendered pairs are kept).
+    std::unordered_map<std::string, std::vector<std::string>> negatives;
+    if (!o.negatives.empty()) {
+        if (fields_expected != 3)
+            throw InvalidArgument(o.train.string() +
+                                  ": --negatives needs a training set of triples "
+                                  "(query<TAB>pos<TAB>neg)");
+        negatives = read_negatives(
+            o.negatives, [&](std::string_view qid) { return labels.count(std::string(qid)) > 0; });
+    }
     std::filesystem::create_directories(o.output_dir);
 
     for (double r : o.ratios) {
@@ -324,7 +356,14 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         std::mt19937_64 gen(o.seed ^ fnv1a64("balance-negatives") ^ fnv1a64(fmt_g(r)));
         for (auto i : chosen) {
             std::string line = pairs[i].query + '\t' + pairs[i].passage;
-            if (fields_expected == 3) {
+            if (fields_expected == 3 && !o.negatives.empty()) {
+                auto it = negatives.find(pairs[i].qid);
+                if (it == negatives.end())
+                    throw InvalidArgument(o.negatives.string() + ": no negative for generated query '" +
+                                          pairs[i].qid + "'");
+                const auto& ns = it->second;
+                line += '\t' + ns[ns.size() == 1 ? 0 : uniform_below(gen, ns.size())];
+            } else if (fields_expected == 3) {
                 if (pairs.size() < 2)
                     throw InvalidArgument(
                         "triples need at least two generated pairs for negatives");
@@ -389,6 +428,8 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
     j["dictionary_lines_skipped"] = rep.dictionary_lines_skipped;
     j["matched_pairs"] = rep.match.matches.size();
     j["one_to_one"] = o.one_to_one;
+    j["negatives"] = o.negatives.empty() ? std::string("another generated pair's passage")
+                                         : o.negatives.filename().string();
     j["cosine"] = {{"mean", mean},
                    {"median", median},
                    {"min", cosines.empty() ? 0.0 : cosines.front()},
@@ -414,6 +455,11 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
          ", max " + fmt_g(cosines.empty() ? 0 : cosines.back(), "%.4f") +
          " (phi distance = 1 - cosine)\n";
     t += "training examples: " + std::to_string(rep.train_examples) + "\n";
+    if (fields_expected == 3)
+        t += "negatives of the added triples: " +
+             (o.negatives.empty() ? std::string("another generated pair's passage (random)")
+                                  : "the pair's own query's, from " + o.negatives.string()) +
+             "\n";
     for (const auto& out : rep.outputs) {
         t += "ratio " + fmt_g(out.ratio) + ": target " + std::to_string(out.target) + ", added " +
              std::to_string(out.added) + " (f " + std::to_string(out.added_female) + ", m " +

@@ -32,7 +32,13 @@
 ///     The output is the original training set followed by the added examples, in the training
 ///     set's own format: 2 fields `query<TAB>passage` are appended as such; 3 fields
 ///     `query<TAB>pos<TAB>neg` get as negative the passage of another generated pair drawn with
-///     the seeded generator (a random negative; the paper trains with its framework's negatives).
+///     the seeded generator (a random negative; the paper trains with its framework's negatives),
+///     or, with a negatives file (`--negatives`, `qid<TAB>docid<TAB>passage`), a negative of the
+///     pair's OWN query from it (one drawn with the seeded generator when the file holds several
+///     for the qid; a selected pair without one is an error naming the file): negatives made the
+///     way the original triples' were (e.g. hard / BM25 negatives of the query), so that the
+///     added triples teach what the original ones teach rather than an easy contrast with
+///     unrelated passages. (choice)
 
 #include <cstdint>
 #include <filesystem>
@@ -100,6 +106,12 @@ MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
                              const ProgressCallback& progress = {},
                              const CancelToken* cancel = nullptr);
 
+/// Reads negatives `qid<TAB>docid<TAB>passage` (or `qid<TAB>passage`), keeping those whose qid
+/// `keep` accepts (all when empty): qid -> passages in file order. A wrong field count, an empty
+/// qid or passage, or invalid UTF-8 is a ParseError naming file and line.
+std::unordered_map<std::string, std::vector<std::string>> read_negatives(
+    const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep = {});
+
 /// Step 3 selection: indices of pairs to add (in order) for target T, at most T.
 std::vector<std::size_t> select_augmentation(const MatchResult& result, std::size_t target);
 
@@ -109,6 +121,8 @@ struct BalanceOptions {
     std::filesystem::path dictionary;
     std::vector<std::string> categories;  ///< names or ids; empty = all
     std::filesystem::path train;          ///< original training set (2 or 3 fields per line)
+    /// Negatives of the generated queries (read_negatives); empty = another pair's passage.
+    std::filesystem::path negatives;
     std::vector<double> ratios;           ///< each in [0, 10]
     std::uint64_t seed = 0;
     bool skip_bad_dictionary_lines = false;

@@ -213,7 +213,7 @@ void add_query_gender(CLI::App& debias) {
 
 // ---- balance --------------------------------------------------------------------------------
 struct BalanceArgs {
-    std::string pairs, query_gender, dic, train, output;
+    std::string pairs, query_gender, dic, train, output, negatives;
     std::vector<std::string> categories;
     std::vector<double> ratios;
     std::uint64_t seed = 0;
@@ -227,6 +227,7 @@ void run_balance(const BalanceArgs& a) {
     o.dictionary = a.dic;
     o.categories = a.categories;
     o.train = a.train;
+    o.negatives = a.negatives;
     o.ratios = a.ratios;
     o.seed = a.seed;
     o.skip_bad_dictionary_lines = a.skip_bad;
@@ -256,6 +257,11 @@ void add_balance(CLI::App& debias) {
     c->add_option("--ratios", a->ratios, "Augmentation ratios, e.g. 0.05,0.25")
         ->delimiter(',')
         ->required();
+    c->add_option("--negatives", a->negatives,
+                  "Negatives of the generated queries, qid<TAB>docid<TAB>passage (e.g. plumb "
+                  "generate --planted --generated-negatives: hard or random, as the original "
+                  "triples' negatives): each added triple takes a negative of its own query. "
+                  "Without it, another generated pair's passage (an easy negative)");
     c->add_option("--seed", a->seed, "Seed (random negatives for triples)")->capture_default_str();
     c->add_flag("--skip-bad-dic-lines", a->skip_bad,
                 "Skip and count bad dictionary lines instead of failing");

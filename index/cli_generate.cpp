@@ -23,9 +23,11 @@ struct GenerateArgs {
     std::string distractor_positions = "opposite";
     std::string complexity_cue = "overlap";
     std::string clause_words = "corpus";
+    std::string near_duplicate_negatives = "off";
     plumb::index::PlantedConfig p;
     double candidate_gender_share = 0.0;
     double candidate_gender_train_skew = 0.0;
+    double gender_train_skew = 0.0;
     CLI::App* cmd = nullptr;  // to tell given options from defaults
 };
 
@@ -54,6 +56,7 @@ void run_planted(const GenerateArgs& a) {
     c.triples_per_query = a.p.triples_per_query;
     c.gender_share = a.p.gender_share;
     c.gender_skew = a.p.gender_skew;
+    if (given("--gender-train-skew")) c.gender_train_skew = a.gender_train_skew;
     c.max_gender_words = a.p.max_gender_words;
     c.female_query_share = a.p.female_query_share;
     c.male_query_share = a.p.male_query_share;
@@ -64,6 +67,8 @@ void run_planted(const GenerateArgs& a) {
     c.liwc_words = a.p.liwc_words;
     c.liwc_skew = a.p.liwc_skew;
     c.generated_pairs = a.p.generated_pairs;
+    c.generated_negatives = a.p.generated_negatives;
+    c.near_duplicate_negatives = parse_near_duplicate_negatives(a.near_duplicate_negatives);
     c.complexity_levels = a.p.complexity_levels;
     c.clause_terms = a.p.clause_terms;
     c.complexity_cue = parse_complexity_cue(a.complexity_cue);
@@ -194,6 +199,12 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "Share of passages carrying gender words"));
         opt(cmd->add_option("--gender-skew", p.gender_skew,
                             "Share of gendered relevant passages that are male-leaning"));
+        cmd->add_option("--gender-train-skew", args->gender_train_skew,
+                        "Train queries only: P(male) of the gendered relevant passages of "
+                        "neutral queries (dev and test keep --gender-skew); unset = "
+                        "--gender-skew")
+            ->group(g)
+            ->needs(planted);
         opt(cmd->add_option("--max-gender-words", p.max_gender_words,
                             "Gender words per gendered passage: 1..max"));
         opt(cmd->add_option("--female-queries", p.female_query_share,
@@ -212,6 +223,24 @@ const plumb::cli::CommandRegistrar kGenerate{
                             "Generated (query, passage) pairs for debias balance "
                             "(generated_pairs.tsv, generated_gender.tsv; needs gendered "
                             "queries)"));
+        cmd->add_option("--near-duplicate-negatives", args->near_duplicate_negatives,
+                        "Paper 001's learnable cause: the TRAIN hard negatives of the gendered "
+                        "(gendered) or of every (all) train query are near-duplicates of a "
+                        "relevant passage (every term once, placed like a relevant passage) "
+                        "whose gender words mirror the relevant passages' (P(male) = 1 - "
+                        "theirs), so that in their triples the gender of the words tells the "
+                        "positive from the negative; dev and test unchanged (index/README.md)")
+            ->check(CLI::IsMember({"off", "gendered", "all"}))
+            ->capture_default_str()
+            ->group(g)
+            ->needs(planted);
+        cmd->add_flag("--generated-negatives", p.generated_negatives,
+                      "One negative per generated pair, made as the triples' negatives are "
+                      "(--hard-negative-share: a hard negative of the pair's own query, built "
+                      "like the train hard negatives; else a random corpus passage): "
+                      "generated_negatives.tsv for debias balance --negatives")
+            ->group(g)
+            ->needs(planted);
         auto* candidate_share =
             cmd->add_option("--candidate-gender-share", args->candidate_gender_share,
                             "Share of every query's planted passages (relevant, partial, hard "

@@ -30,6 +30,7 @@ constexpr std::uint64_t kQueryGenderTextDomain = 109;  // the gender word of a g
 constexpr std::uint64_t kLiwcDomain = 110;             // category words (gendered queries)
 constexpr std::uint64_t kGeneratedDomain = 111;        // generated pairs
 constexpr std::uint64_t kUnseenWordDomain = 112;       // unseen clause words (opt-in)
+constexpr std::uint64_t kGeneratedNegDomain = 113;     // generated pairs' negatives (opt-in)
 
 // Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
 constexpr std::uint32_t kGenderBase = 0xF0000000u;
@@ -255,6 +256,26 @@ const char* clause_words_name(ClauseWords value) noexcept {
     return value == ClauseWords::Corpus ? "corpus" : "unseen";
 }
 
+NearDuplicateNegatives parse_near_duplicate_negatives(std::string_view name) {
+    if (name == "off") return NearDuplicateNegatives::Off;
+    if (name == "gendered") return NearDuplicateNegatives::Gendered;
+    if (name == "all") return NearDuplicateNegatives::All;
+    throw InvalidArgument("near-duplicate negatives must be off, gendered or all, not '" +
+                          std::string(name) + "'");
+}
+
+const char* near_duplicate_negatives_name(NearDuplicateNegatives value) noexcept {
+    switch (value) {
+        case NearDuplicateNegatives::Off:
+            return "off";
+        case NearDuplicateNegatives::Gendered:
+            return "gendered";
+        case NearDuplicateNegatives::All:
+            return "all";
+    }
+    return "?";
+}
+
 PlantedConfig planted_preset(std::string_view size) {
     PlantedConfig c;
     auto set = [&](std::uint64_t p, std::uint64_t tr, std::uint64_t dv, std::uint64_t te) {
@@ -301,6 +322,7 @@ void PlantedConfig::validate() const {
     if (triples_per_query > 100000) bad("triples_per_query must be at most 100,000");
     share(gender_share, "gender_share");
     share(gender_skew, "gender_skew");
+    if (gender_train_skew) share(*gender_train_skew, "gender_train_skew");
     if (max_gender_words == 0 || max_gender_words > 100)
         bad("max_gender_words must be in [1, 100]");
     share(female_query_share, "female_query_share");
@@ -320,6 +342,11 @@ void PlantedConfig::validate() const {
     if (generated_pairs > 10'000'000) bad("generated_pairs must be at most 10,000,000");
     if (generated_pairs > 0 && female_query_share + male_query_share <= 0.0)
         bad("generated_pairs need gendered queries (female_query_share or male_query_share)");
+    if (generated_negatives && generated_pairs == 0)
+        bad("generated_negatives need generated_pairs");
+    if (near_duplicate_negatives == NearDuplicateNegatives::Gendered &&
+        female_query_share + male_query_share <= 0.0)
+        bad("near_duplicate_negatives gendered needs gendered queries");
     if (complexity_levels && max_query_terms + clause_terms > base.vocab / 4)
         bad("max_query_terms + clause_terms must be at most vocab/4");
     if (shown_k == 0 || shown_k > 1000) bad("shown_k must be in [1, 1000]");
@@ -653,6 +680,8 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     // block stays contiguous).
     double share = c.gender_share;
     double p_male = relevant ? c.gender_skew : 0.5;
+    const bool train = plan && out.query < c.train_queries;
+    if (relevant && train && c.gender_train_skew) p_male = *c.gender_train_skew;
     if (plan && c.candidate_gender_share) share = *c.candidate_gender_share;
     // Paper 004's learnable cause: train queries' relevant passages lean male, their hard
     // negatives female (file comment); gendered queries' relevant passages are set below.
@@ -661,6 +690,19 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
     if (plan && relevant && plan->gender != 'n') {
         share = 1.0;  // uniform01 < 1: always gendered
         p_male = plan->gender == 'm' ? c.query_gender_skew : 1.0 - c.query_gender_skew;
+    }
+    // Paper 001's learnable cause: near-duplicate hard negatives whose gender words mirror
+    // those of the query's relevant passages (file comment).
+    const bool near_dup = train && out.role == PassageRole::HardNegative &&
+                       near_duplicate_for(plan->gender);
+    if (near_dup) {
+        double rel_male = c.gender_train_skew.value_or(c.gender_skew);
+        if (c.candidate_gender_train_skew) rel_male = *c.candidate_gender_train_skew;
+        if (plan->gender != 'n') {
+            share = 1.0;
+            rel_male = plan->gender == 'm' ? c.query_gender_skew : 1.0 - c.query_gender_skew;
+        }
+        p_male = 1.0 - rel_male;
     }
     if (uniform01(rng) < share) {
         const bool male = uniform01(rng) < p_male;
@@ -703,10 +745,13 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
             // At most t - 1 (a strict subset); hard_negative_terms 1 = every term (no coverage
             // difference; see the file comment).
             keep = c.hard_negative_terms >= 1.0 ? t : std::clamp<std::size_t>(keep, 1, t - 1);
-            for (std::size_t k = 0; k < keep; ++k)
-                for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
+            if (near_dup)  // every term once, as in the answer passage
+                block = terms;
+            else
+                for (std::size_t k = 0; k < keep; ++k)
+                    for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[k]);
             // Complex queries, cue Overlap: the clause's words too (lexical overlap points here).
-            if (c.complexity_cue == ComplexityCue::Overlap)
+            if (!near_dup && c.complexity_cue == ComplexityCue::Overlap)
                 for (auto w : plan->clause)
                     for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(w);
             const std::size_t a = plan->answer.size();
@@ -718,7 +763,8 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
                              answer.begin() + static_cast<std::ptrdiff_t>(na));
             }
             shuffle(block, rng);
-            x = swap ? draw_answer_x(rng) : draw_distractor_x(rng);
+            // Plain near-duplicates are placed like relevant passages.
+            x = (swap != near_dup) ? draw_answer_x(rng) : draw_distractor_x(rng);
         }
         const auto L = static_cast<std::int64_t>(words.size());
         const auto n = static_cast<double>(words.size() + block.size());
@@ -845,17 +891,20 @@ PlantedTopic PlantedGenerator::topic(std::uint32_t q) const {
     return out;
 }
 
-PlantedGenerator::GeneratedPair PlantedGenerator::generated_pair(std::uint64_t k) const {
+bool PlantedGenerator::near_duplicate_for(char g) const noexcept {
+    return m_config.near_duplicate_negatives == NearDuplicateNegatives::All ||
+           (m_config.near_duplicate_negatives == NearDuplicateNegatives::Gendered && g != 'n');
+}
+
+std::vector<std::uint32_t> PlantedGenerator::generated_terms(std::uint64_t k,
+                                                             std::mt19937_64& rng,
+                                                             char& gender) const {
     const auto& c = m_config;
-    if (k >= c.generated_pairs)
-        throw InvalidArgument("planted generator: generated pair index out of range");
-    GeneratedPair out;
-    out.qid = "g" + std::to_string(k + 1);
-    auto rng = stream(kGeneratedDomain, k);
+    rng = stream(kGeneratedDomain, k);
     const double u = uniform01(rng);
-    out.gender = u < c.female_query_share                        ? 'f'
-                 : u < c.female_query_share + c.male_query_share ? 'm'
-                                                                 : 'n';
+    gender = u < c.female_query_share                        ? 'f'
+             : u < c.female_query_share + c.male_query_share ? 'm'
+                                                             : 'n';
     // Terms as a query's (content-word ranks, distinct).
     const auto nterms =
         c.min_query_terms + uniform_below(rng, c.max_query_terms - c.min_query_terms + 1);
@@ -866,6 +915,80 @@ PlantedGenerator::GeneratedPair PlantedGenerator::generated_pair(std::uint64_t k
         r = std::clamp<std::uint32_t>(r, 1, static_cast<std::uint32_t>(m_term_hi));
         if (std::find(terms.begin(), terms.end(), r) == terms.end()) terms.push_back(r);
     }
+    return terms;
+}
+
+PlantedGenerator::GeneratedNegative PlantedGenerator::generated_negative(std::uint64_t k) const {
+    const auto& c = m_config;
+    if (!c.generated_negatives || k >= c.generated_pairs)
+        throw InvalidArgument("planted generator: generated negative index out of range");
+    GeneratedNegative out;
+    out.qid = "g" + std::to_string(k + 1);
+    std::mt19937_64 trng;
+    char gender = 'n';
+    std::vector<std::uint32_t> terms = generated_terms(k, trng, gender);
+    auto rng = stream(kGeneratedNegDomain, k);
+    if (!(uniform01(rng) < c.hard_negative_share)) {  // a random negative, as in triples()
+        const auto i = uniform_below(rng, c.base.passages);
+        out.docid = std::to_string(i);
+        out.passage = passage(i).doc.text;
+        return out;
+    }
+    out.docid = out.qid + "n";
+    // Background words of an index past the corpus and the generated pairs' passages.
+    std::vector<std::uint32_t> words =
+        passage_words(c.base.passages + c.generated_pairs + k, rng);
+    if (c.liwc_words > 0 && gender != 'n') add_category_words(words, gender, false, rng);
+    const bool near_dup = near_duplicate_for(gender);
+    // Near-duplicates mirror the pair passage's gender words (always gendered for a gendered
+    // pair, P(male) = 1 - the pair passage's); otherwise as a hard negative: either gender.
+    const double share = near_dup && gender != 'n' ? 1.0 : c.gender_share;
+    const double p_male = !near_dup            ? 0.5
+                          : gender == 'n'   ? 1.0 - c.gender_skew
+                          : gender == 'm'   ? 1.0 - c.query_gender_skew
+                                            : c.query_gender_skew;
+    if (uniform01(rng) < share) {
+        const char pg = uniform01(rng) < p_male ? 'm' : 'f';
+        const auto& gw = gender_words();
+        std::vector<std::uint32_t> pool;
+        for (std::uint32_t g = 0; g < gw.size(); ++g)
+            if (gw[g].second == pg) pool.push_back(kGenderBase + g);
+        for (auto n = 1 + uniform_below(rng, c.max_gender_words); n > 0; --n) {
+            auto w = pool[uniform_below(rng, pool.size())];
+            auto pos = uniform_below(rng, words.size() + 1);
+            words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), w);
+        }
+    }
+    shuffle(terms, rng);
+    std::vector<std::uint32_t> block;
+    if (near_dup) {
+        block = terms;  // every term once, placed like the pair's own block
+    } else {
+        const std::size_t t = terms.size();
+        auto keep = static_cast<std::size_t>(
+            std::llround(c.hard_negative_terms * static_cast<double>(t)));
+        keep = c.hard_negative_terms >= 1.0 ? t : std::clamp<std::size_t>(keep, 1, t - 1);
+        for (std::size_t j = 0; j < keep; ++j)
+            for (auto n = 1 + uniform_below(rng, 2); n > 0; --n) block.push_back(terms[j]);
+        shuffle(block, rng);
+    }
+    const double x = near_dup ? draw_answer_x(rng) : draw_distractor_x(rng);
+    const auto at =
+        std::clamp<std::int64_t>(std::llround(x * static_cast<double>(words.size() + block.size())),
+                                 0, static_cast<std::int64_t>(words.size()));
+    words.insert(words.begin() + at, block.begin(), block.end());
+    out.passage = text_of(words);
+    return out;
+}
+
+PlantedGenerator::GeneratedPair PlantedGenerator::generated_pair(std::uint64_t k) const {
+    const auto& c = m_config;
+    if (k >= c.generated_pairs)
+        throw InvalidArgument("planted generator: generated pair index out of range");
+    GeneratedPair out;
+    out.qid = "g" + std::to_string(k + 1);
+    std::mt19937_64 rng;
+    std::vector<std::uint32_t> terms = generated_terms(k, rng, out.gender);
     std::vector<std::string> term_words;
     for (auto t : terms) term_words.push_back(word(t));
     std::size_t prefix_words = 0;
@@ -1175,6 +1298,16 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
             ++generated_genders[std::string(1, g.gender)];
         }
     }
+    std::uint64_t generated_hard = 0;
+    if (c.generated_negatives) {
+        AtomicFile& negs = open("generated_negatives.tsv");
+        for (std::uint64_t k = 0; k < c.generated_pairs; ++k) {
+            if (cancel && (k & 1023) == 0 && cancel->requested()) return out;
+            const auto g = generated_negative(k);
+            negs.write(g.qid + '\t' + g.docid + '\t' + g.passage + '\n');
+            generated_hard += g.docid.front() == 'g';
+        }
+    }
 
     // Annotator-shown rankings (eval/subsets.hpp shown-ranks format).
     AtomicFile& shown = open("shown_ranks.tsv");
@@ -1248,6 +1381,10 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"shown_rank_p", c.shown_rank_p},
     };
     // Only when set: the default manifest stays as it was.
+    if (c.gender_train_skew) m["parameters"]["gender_train_skew"] = *c.gender_train_skew;
+    if (c.near_duplicate_negatives != NearDuplicateNegatives::Off)
+        m["parameters"]["near_duplicate_negatives"] = near_duplicate_negatives_name(c.near_duplicate_negatives);
+    if (c.generated_negatives) m["parameters"]["generated_negatives"] = true;
     if (c.candidate_gender_train_skew)
         m["parameters"]["candidate_gender_train_skew"] = *c.candidate_gender_train_skew;
     // Only with complexity levels on: the default manifest stays as it was.
@@ -1279,6 +1416,7 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
         {"shown_answered_queries", shown_answered},
         {"shown_unanswered_queries", out.queries - shown_answered},
     };
+    if (c.generated_negatives) m["counts"]["generated_hard_negatives"] = generated_hard;
     std::map<std::string, std::uint64_t> first_rank_json;
     for (auto [r, k] : first_rank) first_rank_json[std::to_string(r)] = k;
     m["realised"] = {

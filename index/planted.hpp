@@ -83,6 +83,33 @@
 /// female-labelled positives, which IBBR's PD / TS need (a batch without both groups adds 0).
 /// It draws nothing extra: every other passage and file stays as without it.
 ///
+/// A gender cue in the training triples (paper 001's learnable cause; off by default): with
+/// `near_duplicate_negatives` Gendered (All), the hard negatives of the gendered (of every)
+/// TRAIN query are near-duplicates of a relevant passage whose gender words mirror the
+/// relevant passages': every query term once (not `hard_negative_terms`), a strict subset of
+/// the answer words, one block placed like a relevant passage's (`answer_positions`, not
+/// `distractor_positions`), and gender words drawn as for the query's relevant passages (same
+/// share) but male with 1 - their P(male) (a male query's: female with `query_gender_skew`; a
+/// neutral query's: female with `gender_train_skew`). So in their triples what tells the
+/// positive from the negative is the gender of the words (besides the complete answer span,
+/// which no query word matches), and where the judgements lean male — more male queries
+/// (`male_query_share` > `female_query_share`), neutral train queries' relevant passages male
+/// (`gender_train_skew` > 0.5) — a ranker learns to prefer male words: the preference paper
+/// 001's balancing targets. Dev and test passages are unchanged, and every other passage and
+/// file stays as without it. (Without a gender contrast — negatives with no gender words —
+/// TK learned "more words ⇒ relevant", not a gender preference: README, section 001.)
+/// `gender_train_skew` alone: the train queries' gendered relevant passages (neutral queries)
+/// are male with that probability instead of `gender_skew` (dev / test keep `gender_skew`).
+/// Generated negatives (with `generated_pairs`, `generated_negatives` on): one negative per
+/// generated pair, made the way the training triples' negatives are (generated_negatives.tsv,
+/// qid, docid, passage): with probability `hard_negative_share` a hard negative of the pair's
+/// own query (docid g<k>n: background, the pair's terms, category words drawn uniformly; near-
+/// duplicate (All; Gendered: for a gendered pair): every term once, placed like the pair's own
+/// block, gender words mirrored as above; otherwise as a hard negative: `hard_negative_terms` of
+/// the terms 1-2 times each, placed by `distractor_positions`, gender words with `gender_share`,
+/// either gender), else a random corpus passage (its own docid). `plumb debias balance
+/// --negatives` makes the added training triples with them.
+///
 /// Complexity levels (paper 003; off by default): with `complexity_levels` every query gets a
 /// level simple / medium / complex (uniform, from its own stream) that fixes its form and its
 /// relevance cues:
@@ -166,9 +193,15 @@ const char* distractor_positions_name(DistractorPositions value) noexcept;
 /// "overlap" / "position" and back.
 ComplexityCue parse_complexity_cue(std::string_view name);
 const char* complexity_cue_name(ComplexityCue value) noexcept;
+/// Which train queries' hard negatives are near-duplicates (see the file comment).
+enum class NearDuplicateNegatives { Off, Gendered, All };
+
 /// "corpus" | "unseen"; throws InvalidArgument for another name.
 ClauseWords parse_clause_words(std::string_view name);
 const char* clause_words_name(ClauseWords value) noexcept;
+/// "off" | "gendered" | "all"; throws InvalidArgument for another name.
+NearDuplicateNegatives parse_near_duplicate_negatives(std::string_view name);
+const char* near_duplicate_negatives_name(NearDuplicateNegatives value) noexcept;
 
 /// Parameters of a planted-bias collection (see the file comment for the model).
 struct PlantedConfig {
@@ -199,6 +232,9 @@ struct PlantedConfig {
 
     double gender_share = 0.3;           ///< share of passages with gender words
     double gender_skew = 0.75;           ///< P(male) for gendered relevant passages
+    /// Train queries only: P(male) of neutral queries' gendered relevant passages; unset =
+    /// gender_skew (paper 001's cause: judgements that lean male, dev / test gender_skew).
+    std::optional<double> gender_train_skew;
     std::uint32_t max_gender_words = 3;  ///< gender words per gendered passage: 1..max
 
     double female_query_share = 0.0;  ///< share of female queries (paper 001); 0 = none
@@ -215,6 +251,9 @@ struct PlantedConfig {
     double liwc_skew = 0.8;        ///< P(a relevant passage's category is stereotyped)
     std::uint64_t generated_pairs =
         0;  ///< generated (query, passage) pairs (needs gendered queries)
+    /// Train hard negatives as near-duplicates with mirrored gender (paper 001's cause).
+    NearDuplicateNegatives near_duplicate_negatives = NearDuplicateNegatives::Off;
+    bool generated_negatives = false;  ///< one negative per generated pair (needs the pairs)
 
     bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
     std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
@@ -342,6 +381,14 @@ public:
         std::string passage;
     };
     GeneratedPair generated_pair(std::uint64_t k) const;
+    /// The negative of generated pair k (generated_negatives; see the file comment): docid
+    /// "g<k+1>n" for a hard negative, a corpus passage's id otherwise.
+    struct GeneratedNegative {
+        std::string qid;
+        std::string docid;
+        std::string passage;
+    };
+    GeneratedNegative generated_negative(std::uint64_t k) const;
 
     /// Writes the collection into `dir` (created), every file atomically:
     ///   corpus.tsv | corpus.jsonl      id<TAB>text | BEIR JSONL (_id, title, text)
@@ -356,6 +403,7 @@ public:
     ///   liwc.dic (gendered queries only)                 LIWC-format dictionary
     ///   generated_pairs.tsv (generated_pairs > 0)        qid<TAB>query<TAB>docid<TAB>passage
     ///   generated_gender.tsv (generated_pairs > 0)       qid<TAB>f|m|n
+    ///   generated_negatives.tsv (generated_negatives)    qid<TAB>docid<TAB>passage
     ///   shown_ranks.tsv                                  qid<TAB>rank<TAB>docid<TAB>is_selected
     ///   query_types.tsv                                  qid<TAB>type
     ///   manifest.json                                    parameters, counts, realised statistics
@@ -380,6 +428,11 @@ private:
     };
 
     void build_plan();
+    /// Generated pair k's stream after its terms were drawn (gender, then terms).
+    std::vector<std::uint32_t> generated_terms(std::uint64_t k, std::mt19937_64& rng,
+                                               char& gender) const;
+    /// Whether the train hard negatives of query (or generated pair) gender `g` are near-duplicates.
+    bool near_duplicate_for(char g) const noexcept;
     double draw_answer_x(std::mt19937_64& rng) const;
     /// Inserts `liwc_words` category words into `words` (see the file comment).
     void add_category_words(std::vector<std::uint32_t>& words, char gender, bool stereotyped,

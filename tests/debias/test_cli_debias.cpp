@@ -111,4 +111,24 @@ TEST(CliDebias, BalanceReportsFemaleAndMaleCountsAndOneToOneEqualisesThem) {
     auto [rc1, out1] = run(base + " --one-to-one --output " + q(dir / "one"));
     ASSERT_EQ(rc1, 0) << out1;
     EXPECT_NE(out1.find("target 3, added 2 (f 1, m 1)"), std::string::npos) << out1;
+    // --negatives: each added triple takes its own query's negative; a malformed negatives
+    // file names its line.
+    write(dir / "triples.tsv", "a\tb\tx\nc\td\tx\ne\tf\tx\ng\th\tx\n");
+    write(dir / "neg.tsv", "f1\tn1\tneg f1\nf2\tn2\tneg f2\nm1\tn3\tneg m1\nm2\tn4\tneg m2\n");
+    const std::string tri = cli() + " debias balance --quiet --pairs " + q(dir / "pairs.tsv") +
+                            " --query-gender " + q(dir / "g.tsv") + " --dic " + q(dir / "t.dic") +
+                            " --train " + q(dir / "triples.tsv") + " --ratios 0.5 --one-to-one";
+    auto [rc2, out2] = run(tri + " --negatives " + q(dir / "neg.tsv") + " --output " +
+                           q(dir / "neg"));
+    ASSERT_EQ(rc2, 0) << out2;
+    EXPECT_NE(out2.find("the pair's own query's"), std::string::npos) << out2;
+    const auto added = slurp(dir / "neg" / "train_r0.5.tsv");
+    EXPECT_NE(added.find("q f1\taa\tneg f1\n"), std::string::npos) << added;
+    EXPECT_NE(added.find("q m1\taa aa aa aa aa aa aa aa aa aa bb\tneg m1\n"), std::string::npos)
+        << added;
+    write(dir / "neg_bad.tsv", "f1\tn1\tneg f1\nm1\n");
+    auto [rc3, out3] = run(tri + " --negatives " + q(dir / "neg_bad.tsv") + " --output " +
+                           q(dir / "neg_bad"));
+    EXPECT_EQ(rc3, 1);
+    EXPECT_NE(out3.find("neg_bad.tsv:2"), std::string::npos) << out3;
 }

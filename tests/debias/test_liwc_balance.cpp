@@ -287,6 +287,67 @@ TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
     }
 }
 
+// With a negatives file, each added triple's negative is one of its own query's negatives (the
+// way the original triples' negatives were made), not another pair's passage.
+TEST(Balance, NegativesFileGivesEachAddedTripleItsOwnQuerysNegative) {
+    auto dir = temp_dir();
+    write(dir / "t.dic", kDic);
+    write(dir / "pairs.tsv",
+          "f1\tq f1\tf1doc\thappy happy friends\n"
+          "f2\tq f2\tf2doc\thate hate hate\n"
+          "m1\tq m1\tm1doc\thappy friends friends\n"
+          "m2\tq m2\tm2doc\thated it\n");
+    write(dir / "gender.tsv", "f1\tf\nf2\tf\nm1\tm\nm2\tm\n");
+    write(dir / "triples.tsv", "a\tb\tc\nd\te\tf\nx\ty\tz\nu\tv\tw\n");
+    // One negative each; m2 has two (either may be drawn); a neutral qid is ignored.
+    write(dir / "neg.tsv",
+          "f1\tf1n\tneg of f1\nf2\tf2n\tneg of f2\nm1\t17\tneg of m1\n"
+          "m2\tm2n\tneg of m2 a\nm2\tm2n2\tneg of m2 b\nn9\tn9n\tneutral neg\n");
+    db::BalanceOptions o;
+    o.pairs = dir / "pairs.tsv";
+    o.query_gender = dir / "gender.tsv";
+    o.dictionary = dir / "t.dic";
+    o.train = dir / "triples.tsv";
+    o.ratios = {1.0};
+    o.one_to_one = true;
+    o.negatives = dir / "neg.tsv";
+    o.output_dir = dir / "out";
+    auto rep = db::run_balance(o);
+    ASSERT_EQ(rep.outputs[0].added, 4u);
+    auto lt = lines(dir / "out" / "train_r1.tsv");
+    ASSERT_EQ(lt.size(), 8u);
+    EXPECT_EQ(lt[0], "a\tb\tc");
+    // f2 <-> m2 (cosine 1) first, then f1 <-> m1; each with its own query's negative.
+    EXPECT_EQ(lt[4], "q f2\thate hate hate\tneg of f2");
+    EXPECT_TRUE(lt[5] == "q m2\thated it\tneg of m2 a" || lt[5] == "q m2\thated it\tneg of m2 b")
+        << lt[5];
+    EXPECT_EQ(lt[6], "q f1\thappy happy friends\tneg of f1");
+    EXPECT_EQ(lt[7], "q m1\thappy friends friends\tneg of m1");
+    EXPECT_EQ(nlohmann::json::parse(slurp(dir / "out" / "report.json"))["negatives"], "neg.tsv");
+
+    // A selected pair without a negative: an error naming the file and the qid; nothing written.
+    write(dir / "neg2.tsv", "f1\tf1n\tneg of f1\nf2\tf2n\tneg of f2\nm1\t17\tneg of m1\n");
+    o.negatives = dir / "neg2.tsv";
+    o.output_dir = dir / "out2";
+    try {
+        db::run_balance(o);
+        ADD_FAILURE() << "no error for a pair without a negative";
+    } catch (const plumb::InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("neg2.tsv"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'m2'"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "out2" / "train_r1.tsv"));
+    // Malformed negatives name their line; pairs (2 fields) cannot take negatives.
+    write(dir / "neg3.tsv", "f1\tf1n\tok\nf2\n");
+    EXPECT_EQ(parse_error_line([&] { db::read_negatives(dir / "neg3.tsv"); }), 2u);
+    write(dir / "neg4.tsv", "f1\tf1n\t \n");
+    EXPECT_EQ(parse_error_line([&] { db::read_negatives(dir / "neg4.tsv"); }), 1u);
+    write(dir / "pairs2.tsv", "query\tpassage\n");
+    o.negatives = dir / "neg.tsv";
+    o.train = dir / "pairs2.tsv";
+    EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);
+}
+
 TEST(Balance, BadInputsFailCleanly) {
     auto dir = temp_dir();
     auto p = write(dir / "pairs.tsv", "f1\tq\tp\nf1\tq\tp\n");

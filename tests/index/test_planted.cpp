@@ -1308,3 +1308,238 @@ TEST(PlantedCauses, CategoryWordsAndGeneratedPairsFeedPaper001sTools) {
     bad.generated_pairs = 10;
     EXPECT_THROW(PlantedGenerator{bad}, plumb::InvalidArgument);
 }
+
+// Paper 001's learnable cause (near_duplicate_negatives): the hard negatives of the gendered TRAIN
+// queries are near-duplicates of a relevant passage — every query term, never the complete
+// answer span, placed like the answers (early) — whose gender words mirror the relevant
+// passages' (always gendered, the other gender with P = query_gender_skew), so the gender of the
+// words tells their triples' positive from the negative. Every other passage (dev / test, the
+// neutral queries', the relevant ones) is byte-identical to the collection without it.
+TEST(PlantedCauses, NearDuplicateNegativesMirrorTheGenderOfTrainGenderedQueries) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.train_queries = 600;
+    c.test_queries = 200;
+    c.hard_negatives = 3;
+    c.female_query_share = 0.3;
+    c.male_query_share = 0.3;
+    c.gender_share = 0.6;  // hard negatives without the option: gendered 60 % of the time
+    PlantedConfig on_c = c;
+    on_c.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::Gendered;
+    PlantedGenerator off(c), on(on_c);
+    const auto words = planted_word_list();
+    std::unordered_set<std::uint64_t> plain;
+    double n = 0, start = 0, off_start = 0, other = 0;
+    for (std::uint32_t q = 0; q < 600; ++q) {
+        if (on.query_gender(q) == 'n') continue;
+        const auto terms = on.query_terms(q), answer = on.answer_span(q);
+        for (auto p : on.hard_negative_passages(q)) {
+            plain.insert(p);
+            const auto pp = on.passage(p);
+            const auto w = words_of(pp.doc.text);
+            const auto g = plumb::eval::count_gender_words(pp.doc.text, words);
+            ASSERT_GT(g.female + g.male, 0u) << pp.doc.text;  // always gendered
+            EXPECT_TRUE(g.female == 0 || g.male == 0) << pp.doc.text;  // one gender
+            other += (g.male > 0) != (on.query_gender(q) == 'm');
+            for (const auto& t : terms)
+                EXPECT_NE(std::find(w.begin(), w.end(), t), w.end()) << t << ": " << pp.doc.text;
+            EXPECT_EQ(find_tokens(w, answer), -1) << pp.doc.text;
+            ++n;
+            start += static_cast<double>(pp.block_start) / pp.tokens;
+            const auto po = off.passage(p);
+            off_start += static_cast<double>(po.block_start) / po.tokens;
+        }
+    }
+    ASSERT_GT(n, 900);  // ~360 gendered train queries x 3
+    // The other gender with P = query_gender_skew = 0.9 (binomial sd <= 0.01 at n > 900).
+    EXPECT_NEAR(other / n, 0.9, 0.04);
+    // Early placement (truncated exponential, mean ~0.15; the block start is the answer-like
+    // x less nothing: mean < 0.25) against the default opposite placement (mean ~0.85).
+    EXPECT_LT(start / n, 0.25);
+    EXPECT_GT(off_start / n, 0.7);
+    for (std::uint64_t i = 0; i < 8000; ++i)
+        if (!plain.count(i)) {
+            EXPECT_EQ(on.passage(i).doc.text, off.passage(i).doc.text) << i;
+        }
+    // The topics, qrels and triple ids are unchanged; the manifest records the option when set.
+    auto a = temp_dir("plain_off"), b = temp_dir("plain_on");
+    PlantedConfig t = tiny_config(3);
+    t.female_query_share = 0.2, t.male_query_share = 0.3;
+    PlantedConfig u = t;
+    u.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::All;
+    PlantedGenerator(t).write(a);
+    PlantedGenerator(u).write(b);
+    for (const char* f : {"topics.tsv", "qrels.txt", "triples.train.ids.tsv", "query_gender.tsv"})
+        EXPECT_EQ(plumb::read_file(a / f), plumb::read_file(b / f)) << f;
+    EXPECT_FALSE(nlohmann::json::parse(plumb::read_file(a / "manifest.json"))["parameters"].contains(
+        "near_duplicate_negatives"));
+    EXPECT_EQ(nlohmann::json::parse(plumb::read_file(b / "manifest.json"))["parameters"]
+                  ["near_duplicate_negatives"],
+              "all");
+    // All: the neutral train queries' hard negatives too (every term); never dev / test ones.
+    PlantedGenerator all(u), none(t);
+    std::size_t neutral = 0;
+    for (std::uint32_t q = 0; q < 90; ++q)
+        for (auto p : all.hard_negative_passages(q)) {
+            const auto w = words_of(all.passage(p).doc.text);
+            if (q < 60) {
+                for (const auto& term : all.query_terms(q))
+                    EXPECT_NE(std::find(w.begin(), w.end(), term), w.end()) << term;
+                neutral += all.query_gender(q) == 'n';
+            } else {
+                EXPECT_EQ(all.passage(p).doc.text, none.passage(p).doc.text);
+            }
+        }
+    EXPECT_GT(neutral, 0u);
+    EXPECT_THROW(plumb::index::parse_near_duplicate_negatives("some"), plumb::InvalidArgument);
+    PlantedConfig x = plumb::index::planted_preset("tiny");
+    x.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::Gendered;  // needs gendered queries
+    EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+}
+
+// Generated negatives: one per generated pair, made as the triples' negatives are — a hard
+// negative of the pair's own query with probability hard_negative_share (with near-duplicate
+// negatives: every term of the pair, gender words mirrored), else a random corpus passage.
+TEST(PlantedCauses, GeneratedNegativesAreTheTriplesKindOfNegativeOfTheirOwnQuery) {
+    PlantedConfig c = tiny_config(11);
+    c.female_query_share = 0.3;
+    c.male_query_share = 0.3;
+    c.generated_pairs = 400;
+    c.generated_negatives = true;
+    c.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::Gendered;
+    PlantedGenerator g(c);
+    auto dir = temp_dir("generated_negatives");
+    ASSERT_TRUE(g.write(dir).complete);
+    const auto rows = lines_of(dir / "generated_negatives.tsv");
+    const auto pairs = lines_of(dir / "generated_pairs.tsv");
+    ASSERT_EQ(rows.size(), 400u);
+    const auto words = planted_word_list();
+    std::set<std::string> gender_word_set;
+    for (const auto& [w, gg] : PlantedGenerator::gender_words()) gender_word_set.insert(w);
+    std::size_t hard = 0, gendered_hard = 0, other = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        const auto f = fields_of(rows[k]), p = fields_of(pairs[k]);
+        ASSERT_EQ(f.size(), 3u) << rows[k];
+        EXPECT_EQ(f[0], p[0]);
+        const auto pair = g.generated_pair(k);
+        if (f[1] == f[0] + "n") {
+            ++hard;
+            // The pair's terms: its query's words that its passage holds, less gender words
+            // (question and connector words are English, never background pseudo-words).
+            const auto pw = words_of(pair.passage), nw = words_of(f[2]);
+            std::size_t terms = 0, held = 0;
+            for (const auto& w : words_of(pair.query)) {
+                if (gender_word_set.count(w) ||
+                    std::find(pw.begin(), pw.end(), w) == pw.end())
+                    continue;
+                ++terms;
+                held += std::find(nw.begin(), nw.end(), w) != nw.end();
+            }
+            EXPECT_GE(terms, 2u);
+            // Plain (gendered pairs): every term; otherwise a strict subset (0.75 of them).
+            if (pair.gender != 'n')
+                EXPECT_EQ(held, terms) << f[2];
+            else
+                EXPECT_GE(held, 1u) << f[2];
+            if (pair.gender != 'n') {  // mirrored: gendered, mostly the other gender
+                const auto n = plumb::eval::count_gender_words(f[2], words);
+                EXPECT_GT(n.female + n.male, 0u) << f[2];
+                ++gendered_hard;
+                other += (n.male > 0) != (pair.gender == 'm');
+            }
+        } else {
+            const auto i = std::stoull(f[1]);  // a corpus passage, as a random negative
+            EXPECT_EQ(f[2], g.passage(i).doc.text);
+        }
+    }
+    // hard_negative_share 0.5: binomial sd 0.025 at n = 400; the other gender w.p. 0.9 (~120
+    // gendered hard negatives: sd 0.03).
+    EXPECT_NEAR(hard / 400.0, 0.5, 0.1);
+    ASSERT_GT(gendered_hard, 60u);
+    EXPECT_GT(static_cast<double>(other) / gendered_hard, 0.78);
+    auto m = nlohmann::json::parse(plumb::read_file(dir / "manifest.json"));
+    EXPECT_EQ(m["counts"]["generated_hard_negatives"], hard);
+    EXPECT_TRUE(m["parameters"]["generated_negatives"].get<bool>());
+    // The pairs themselves do not change with the option; it needs the pairs.
+    PlantedConfig d = c;
+    d.generated_negatives = false;
+    auto dir2 = temp_dir("generated_negatives_off");
+    PlantedGenerator(d).write(dir2);
+    EXPECT_EQ(plumb::read_file(dir / "generated_pairs.tsv"),
+              plumb::read_file(dir2 / "generated_pairs.tsv"));
+    EXPECT_FALSE(fs::exists(dir2 / "generated_negatives.tsv"));
+    PlantedConfig x = tiny_config(11);
+    x.generated_negatives = true;
+    EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+}
+
+// gender_train_skew: the train queries' gendered relevant passages (neutral queries) are male
+// with that probability; dev / test keep gender_skew; nothing else changes.
+TEST(PlantedCauses, GenderTrainSkewLeansOnlyTheTrainJudgements) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.train_queries = 1000;
+    c.test_queries = 1000;
+    c.base.passages = 9000;
+    c.gender_share = 0.9;
+    c.gender_skew = 0.5;
+    PlantedConfig on_c = c;
+    on_c.gender_train_skew = 0.85;
+    PlantedGenerator off(c), on(on_c);
+    const auto words = planted_word_list();
+    double n[2] = {0, 0}, male[2] = {0, 0};
+    std::unordered_set<std::uint64_t> train_relevant;
+    for (std::uint32_t q = 0; q < 2000; ++q)
+        for (auto p : on.relevant_passages(q)) {
+            if (q < 1000) train_relevant.insert(p);
+            const auto g = plumb::eval::count_gender_words(on.passage(p).doc.text, words);
+            if (g.female + g.male == 0) continue;
+            ++n[q >= 1000];
+            male[q >= 1000] += g.male > 0;
+        }
+    // ~1,350 gendered relevant passages per split: binomial sd <= 0.014.
+    ASSERT_GT(n[0], 1000);
+    ASSERT_GT(n[1], 1000);
+    EXPECT_NEAR(male[0] / n[0], 0.85, 0.045);
+    EXPECT_NEAR(male[1] / n[1], 0.5, 0.045);
+    for (std::uint64_t i = 0; i < 9000; i += 2)
+        if (!train_relevant.count(i)) {
+            EXPECT_EQ(on.passage(i).doc.text, off.passage(i).doc.text) << i;
+        }
+    PlantedConfig x = c;
+    x.gender_train_skew = 1.5;
+    EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+}
+
+TEST(PlantedCli, Paper001CauseOptions) {
+    auto dir = temp_dir("cli_001");
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                      dir.string() +
+                      " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
+                      " --gender-skew 0.5 --gender-train-skew 0.8"
+                      " --near-duplicate-negatives gendered --generated-pairs 40"
+                      " --generated-negatives --quiet 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    PlantedConfig c = tiny_config(7);
+    c.female_query_share = 0.2;
+    c.male_query_share = 0.3;
+    c.gender_skew = 0.5;
+    c.gender_train_skew = 0.8;
+    c.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::Gendered;
+    c.generated_pairs = 40;
+    c.generated_negatives = true;
+    auto lib = temp_dir("cli_001_lib");
+    PlantedGenerator(c).write(lib);
+    for (const char* f : {"corpus.tsv", "triples.train.tsv", "generated_pairs.tsv",
+                          "generated_negatives.tsv", "manifest.json"})
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+    auto fails = [](const std::string& args) {
+        std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
+                        temp_dir("cli_001_bad").string() + " " + args + " --quiet 2>/dev/null";
+        return std::system(c.c_str()) != 0;
+    };
+    // --generated-negatives needs the pairs; gendered near-duplicates need gendered queries.
+    EXPECT_TRUE(fails("--planted --size tiny --female-queries 0.2 --generated-negatives"));
+    EXPECT_TRUE(fails("--planted --size tiny --near-duplicate-negatives gendered"));
+    EXPECT_TRUE(fails("--planted --size tiny --near-duplicate-negatives some"));
+    EXPECT_TRUE(fails("--planted --size tiny --gender-train-skew 1.2"));
+    EXPECT_TRUE(fails("--gender-train-skew 0.8"));  // needs --planted
+}
