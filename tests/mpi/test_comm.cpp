@@ -76,6 +76,34 @@ TEST(MpiComm, GatherAllgatherBroadcastAlltoall) {
     EXPECT_EQ(in, (std::vector<std::string>{"0->" + to, "1->" + to}));
 }
 
+// The buffer forms: one caller-owned buffer in rank order, reused from call to call (a second,
+// shorter exchange into the same buffer must not leave the first one's bytes behind).
+TEST(MpiComm, ExchangesIntoReusedBuffers) {
+    const auto w = Comm::world();
+    const std::string me = std::to_string(w.rank());
+    std::string into = "stale bytes from an earlier batch";
+    std::vector<std::size_t> offsets;
+    // Rank 0 sends "0>0" to itself and "0>>1" to rank 1; rank 1 "1>0" and "" to itself.
+    const std::string send = w.rank() == 0 ? "0>00>>1" : "1>0";
+    const std::vector<std::size_t> parts =
+        w.rank() == 0 ? std::vector<std::size_t>{0, 3, 7} : std::vector<std::size_t>{0, 3, 3};
+    w.alltoall(send, parts, into, offsets);
+    if (w.rank() == 0) {
+        EXPECT_EQ(into, "0>01>0");
+        EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 3, 6}));
+    } else {
+        EXPECT_EQ(into, "0>>1");
+        EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 4, 4}));
+    }
+    EXPECT_THROW(w.alltoall(send, std::vector<std::size_t>{0, 1}, into, offsets),
+                 plumb::InvalidArgument);
+    w.allgather("r" + me, into, offsets);
+    EXPECT_EQ(into, "r0r1");
+    EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 2, 4}));
+    w.gather_concat(w.rank() == 0 ? "a" : "", into, 0);
+    EXPECT_EQ(into, w.rank() == 0 ? "a" : "");
+}
+
 TEST(MpiComm, CollectiveErrorReachesEveryRank) {
     const auto w = Comm::world();
     // Nothing thrown: nothing raised.
