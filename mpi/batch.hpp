@@ -7,8 +7,9 @@
 ///    the parts' run text in rank order (gather_concat);
 ///  - encoding (`plumb encode`): chunk c of the collection goes to rank c mod R; in round j the
 ///    ranks encode chunks jR .. jR + R - 1 at once and rank 0 appends them in order
-///    (encode_chunks), so memory stays at one chunk per rank and the vector folder is the one a
-///    single process writes, chunk for chunk.
+///    (encode_chunks; on a second thread, while the ranks encode round j + 1), so memory stays
+///    at about two chunks per rank and the vector folder is the one a single process writes,
+///    chunk for chunk.
 
 #include <cstdint>
 #include <functional>
@@ -30,7 +31,9 @@ std::string gather_concat(const Comm& comm, const std::string& part);
 using ChunkDocuments = std::function<bool(DocId& id, std::string& text)>;
 /// Encodes texts to a row-major [n x dim] matrix.
 using ChunkEncoder = std::function<std::vector<float>(std::span<const std::string_view>)>;
-/// Rank 0: stores one chunk (its ids and vectors), in collection order.
+/// Rank 0: stores one chunk (its ids and vectors), in collection order. Called on a second
+/// thread of rank 0 (one call at a time) while the ranks encode the next round: it must not
+/// share unsynchronised state with the ChunkDocuments or the ChunkEncoder.
 using ChunkSink = std::function<void(std::span<const DocId>, std::span<const float>)>;
 
 struct EncodeChunksResult {

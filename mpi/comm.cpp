@@ -149,58 +149,92 @@ void Comm::allreduce_max(std::span<float> v) const {
 
 namespace {
 
-/// Gathers every rank's bytes at `root`, laid end to end in rank order; `counts` / `displs` get
-/// each rank's length and offset at the root (empty elsewhere).
-std::string gather_bytes(MPI_Comm comm, int rank, int size, const std::string& bytes, int root,
-                         std::vector<int>& counts, std::vector<int>& displs) {
-    int mine = to_int(bytes.size(), "gather");
-    counts.assign(rank == root ? size : 0, 0);
-    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm), "MPI_Gather");
-    displs.clear();
+/// rank r's bytes of a buffer laid end to end: offsets[r] .. offsets[r + 1].
+std::vector<std::size_t> ends(const std::vector<int>& counts) {
+    std::vector<std::size_t> o(counts.size() + 1, 0);
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        o[r + 1] = o[r] + static_cast<std::size_t>(counts[r]);
+    }
+    return o;
+}
+
+/// The parts of `all` by `offsets`, one string each.
+std::vector<std::string> split(const std::string& all, const std::vector<std::size_t>& offsets) {
+    std::vector<std::string> out;
+    out.reserve(offsets.size() - 1);
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+        out.push_back(all.substr(offsets[r], offsets[r + 1] - offsets[r]));
+    }
+    return out;
+}
+
+/// Sizes `buffer` to `n` bytes, keeping its capacity: once a buffer has held a batch, the next
+/// one of about its size costs a memset of pages it owns, not fresh pages faulted in.
+void size_to(std::string& buffer, std::size_t n) {
+    buffer.clear();
+    buffer.resize(n);
+}
+
+}  // namespace
+
+void Comm::gather_concat(std::string_view bytes, std::string& into, int root) const {
+    const int mine = to_int(bytes.size(), "gather");
+    std::vector<int> counts(m_rank == root ? static_cast<std::size_t>(m_size) : 0, 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
+    std::vector<int> displs;
+    into.clear();
+    if (m_rank == root) {
+        displs = displacements(counts, "gather");
+        size_to(into, static_cast<std::size_t>(displs.back()) +
+                          static_cast<std::size_t>(counts.back()));
+    }
+    check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, into.data(), counts.data(), displs.data(),
+                      MPI_BYTE, root, m_comm),
+          "MPI_Gatherv");
+}
+
+std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
+    const int mine = to_int(bytes.size(), "gather");
+    std::vector<int> counts(m_rank == root ? static_cast<std::size_t>(m_size) : 0, 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, m_comm), "MPI_Gather");
     std::string all;
-    if (rank == root) {
+    std::vector<int> displs;
+    if (m_rank == root) {
         displs = displacements(counts, "gather");
         all.resize(static_cast<std::size_t>(displs.back()) +
                    static_cast<std::size_t>(counts.back()));
     }
     check(MPI_Gatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
-                      MPI_BYTE, root, comm),
+                      MPI_BYTE, root, m_comm),
           "MPI_Gatherv");
-    return all;
-}
-
-}  // namespace
-
-std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
-    std::vector<int> counts, displs;
-    std::string all = gather_bytes(m_comm, m_rank, m_size, bytes, root, counts, displs);
-    std::vector<std::string> out;
-    if (m_rank == root) {
-        out.reserve(static_cast<std::size_t>(m_size));
-        for (int r = 0; r < m_size; ++r) out.push_back(all.substr(displs[r], counts[r]));
-    }
-    return out;
+    if (m_rank != root) return {};
+    return split(all, ends(counts));
 }
 
 std::string Comm::gather_concat(const std::string& bytes, int root) const {
-    std::vector<int> counts, displs;
-    return gather_bytes(m_comm, m_rank, m_size, bytes, root, counts, displs);
+    std::string all;
+    gather_concat(bytes, all, root);
+    return all;
 }
 
-std::vector<std::string> Comm::allgather(const std::string& bytes) const {
-    int mine = to_int(bytes.size(), "allgather");
+void Comm::allgather(std::string_view bytes, std::string& into,
+                     std::vector<std::size_t>& offsets) const {
+    const int mine = to_int(bytes.size(), "allgather");
     std::vector<int> counts(static_cast<std::size_t>(m_size));
     check(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm), "MPI_Allgather");
     const auto displs = displacements(counts, "allgather");
-    std::string all(static_cast<std::size_t>(displs.back()) + static_cast<std::size_t>(counts.back()),
-                    '\0');
-    check(MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), counts.data(), displs.data(),
+    offsets = ends(counts);
+    size_to(into, offsets.back());
+    check(MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, into.data(), counts.data(), displs.data(),
                          MPI_BYTE, m_comm),
           "MPI_Allgatherv");
-    std::vector<std::string> out;
-    out.reserve(static_cast<std::size_t>(m_size));
-    for (int r = 0; r < m_size; ++r) out.push_back(all.substr(displs[r], counts[r]));
-    return out;
+}
+
+std::vector<std::string> Comm::allgather(const std::string& bytes) const {
+    std::string all;
+    std::vector<std::size_t> offsets;
+    allgather(bytes, all, offsets);
+    return split(all, offsets);
 }
 
 std::string Comm::broadcast(std::string bytes, int root) const {
@@ -211,29 +245,43 @@ std::string Comm::broadcast(std::string bytes, int root) const {
     return bytes;
 }
 
-std::vector<std::string> Comm::alltoall(const std::vector<std::string>& out) const {
-    if (out.size() != static_cast<std::size_t>(m_size)) {
-        throw InvalidArgument("Comm::alltoall: need one payload per rank");
+void Comm::alltoall(std::string_view send, std::span<const std::size_t> send_offsets,
+                    std::string& into, std::vector<std::size_t>& offsets) const {
+    const auto size = static_cast<std::size_t>(m_size);
+    if (send_offsets.size() != size + 1 || send_offsets.front() != 0 ||
+        send_offsets.back() != send.size() ||
+        !std::is_sorted(send_offsets.begin(), send_offsets.end())) {
+        throw InvalidArgument("Comm::alltoall: need one part of the buffer per rank");
     }
-    std::vector<int> send_counts(out.size()), recv_counts(out.size());
-    std::string send;
-    for (std::size_t r = 0; r < out.size(); ++r) {
-        send_counts[r] = to_int(out[r].size(), "alltoall");
-        send += out[r];
+    std::vector<int> send_counts(size), recv_counts(size);
+    for (std::size_t r = 0; r < size; ++r) {
+        send_counts[r] = to_int(send_offsets[r + 1] - send_offsets[r], "alltoall");
     }
     check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, m_comm),
           "MPI_Alltoall");
     const auto sd = displacements(send_counts, "alltoall");
     const auto rd = displacements(recv_counts, "alltoall");
-    std::string recv(static_cast<std::size_t>(rd.back()) + static_cast<std::size_t>(recv_counts.back()),
-                     '\0');
-    check(MPI_Alltoallv(send.data(), send_counts.data(), sd.data(), MPI_BYTE, recv.data(),
+    offsets = ends(recv_counts);
+    size_to(into, offsets.back());
+    check(MPI_Alltoallv(send.data(), send_counts.data(), sd.data(), MPI_BYTE, into.data(),
                         recv_counts.data(), rd.data(), MPI_BYTE, m_comm),
           "MPI_Alltoallv");
-    std::vector<std::string> in;
-    in.reserve(out.size());
-    for (int r = 0; r < m_size; ++r) in.push_back(recv.substr(rd[r], recv_counts[r]));
-    return in;
+}
+
+std::vector<std::string> Comm::alltoall(const std::vector<std::string>& out) const {
+    if (out.size() != static_cast<std::size_t>(m_size)) {
+        throw InvalidArgument("Comm::alltoall: need one payload per rank");
+    }
+    std::string send;
+    std::vector<std::size_t> send_offsets{0};
+    for (const auto& o : out) {
+        send += o;
+        send_offsets.push_back(send.size());
+    }
+    std::string all;
+    std::vector<std::size_t> offsets;
+    alltoall(send, send_offsets, all, offsets);
+    return split(all, offsets);
 }
 
 void Comm::collective(const std::function<void()>& fn) const {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugin/error.hpp"
@@ -105,6 +106,21 @@ public:
     std::string broadcast(std::string bytes, int root = 0) const;
     /// All-to-all: out[r] goes to rank r; returns what rank r sent here, in rank order.
     std::vector<std::string> alltoall(const std::vector<std::string>& out) const;
+
+    // The same three exchanges into one caller-owned buffer laid end to end in rank order, for
+    // callers that exchange large payloads batch after batch: `into` keeps its capacity from
+    // one call to the next (no fresh pages to fault in per batch, no copy per rank), and
+    // `offsets` (size() + 1 entries) gets rank r's bytes as into[offsets[r], offsets[r + 1]).
+    /// Every rank's `bytes` concatenated in rank order into `into` on `root` (cleared elsewhere).
+    void gather_concat(std::string_view bytes, std::string& into, int root = 0) const;
+    /// Every rank's `bytes` in rank order into `into` on every rank.
+    void allgather(std::string_view bytes, std::string& into,
+                   std::vector<std::size_t>& offsets) const;
+    /// All-to-all of one buffer: `send` holds the payloads for ranks 0, 1, ... laid end to end,
+    /// the one for rank r send[send_offsets[r], send_offsets[r + 1]); what every rank sent here
+    /// lands in `into`, in rank order.
+    void alltoall(std::string_view send, std::span<const std::size_t> send_offsets,
+                  std::string& into, std::vector<std::size_t>& offsets) const;
 
     /// Runs `fn` on this rank; then, collectively, when it threw on any rank, throws
     /// CollectiveError on every rank ("rank R: message" for each failing rank, lowest first).

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "plugin/error.hpp"
 
@@ -14,6 +15,9 @@ namespace plumb::mpi::detail {
 
 class ByteWriter {
 public:
+    ByteWriter() = default;
+    /// Writes into `reuse`, emptied first (its capacity kept: bytes() hands it back).
+    explicit ByteWriter(std::string&& reuse) : m_bytes(std::move(reuse)) { m_bytes.clear(); }
     template <typename T>
     void put(T v) {
         static_assert(std::is_trivially_copyable_v<T>);

@@ -138,28 +138,43 @@ private:
         Merged& operator=(Merged&&) noexcept = default;
         Merged(const Merged&) = delete;  // a copy's views would point into the original's buffers
         Merged& operator=(const Merged&) = delete;
-        std::vector<std::string> buffers;   ///< every rank's packed hits
-        std::vector<Hit> hits;              ///< the lists, one after the other
-        std::vector<std::size_t> offsets;   ///< list q is hits[offsets[q], offsets[q + 1])
+        std::string bytes;                 ///< every rank's packed hits, in rank order
+        std::vector<std::size_t> parts;    ///< rank r's are bytes[parts[r], parts[r + 1])
+        std::vector<Hit> hits;             ///< the lists, one after the other
+        std::vector<std::size_t> offsets;  ///< list q is hits[offsets[q], offsets[q + 1])
         std::size_t size() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
         std::span<const Hit> list(std::size_t q) const {
             return std::span<const Hit>(hits).subspan(offsets[q], offsets[q + 1] - offsets[q]);
         }
     };
-    /// Analysis, RM3 and the final round for `queries`: this rank's part's merged top k.
-    Merged part_hits(std::span<const Query> queries, std::size_t k,
+    /// Analysis, RM3 and the final round for `queries` (query `first` + i of the caller's
+    /// topics, for error messages): this rank's part's merged top k.
+    Merged part_hits(std::span<const Query> queries, std::size_t first, std::size_t k,
                      const index::SearchOptions& options, unsigned threads,
                      const CancelToken* cancel) const;
     /// Steps 1-2 for every query's weighted terms: the merged top k of this rank's part of the
     /// queries (of every query, with each hit's shard and document, when `everywhere`).
-    Merged round(const std::vector<std::vector<index::WeightedTerm>>& terms, std::size_t k,
+    Merged round(std::span<const Query> queries, std::size_t first,
+                 const std::vector<std::vector<index::WeightedTerm>>& terms, std::size_t k,
                  const index::SearchOptions& options, unsigned threads, bool everywhere,
                  const CancelToken* cancel) const;
+    /// Hands a round's buffers back for the next round (see Scratch).
+    void recycle(Merged&& used) const;
+
+    /// Buffers kept from one batch to the next (search_run's batches are alike in size): the
+    /// per-query packed hits, the buffer sent, and a spare Merged, so that a batch reuses pages
+    /// the last one faulted in instead of mapping and zeroing fresh ones (tens of MB a batch).
+    struct Scratch {
+        std::vector<std::string> packed;
+        std::string send;
+        Merged spare;
+    };
 
     Comm m_comm;
     std::vector<std::pair<std::uint32_t, std::shared_ptr<const index::Bm25Searcher>>> m_shards;
     index::CollectionStats m_collection;
     mutable Timings m_timings;
+    mutable Scratch m_scratch;
 };
 
 }  // namespace plumb::mpi

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi/batch.hpp"
 #include "mpi/comm.hpp"
 
 using plumb::mpi::Comm;
@@ -76,6 +77,34 @@ TEST(MpiComm, GatherAllgatherBroadcastAlltoall) {
     EXPECT_EQ(in, (std::vector<std::string>{"0->" + to, "1->" + to}));
 }
 
+// The buffer forms: one caller-owned buffer in rank order, reused from call to call (a second,
+// shorter exchange into the same buffer must not leave the first one's bytes behind).
+TEST(MpiComm, ExchangesIntoReusedBuffers) {
+    const auto w = Comm::world();
+    const std::string me = std::to_string(w.rank());
+    std::string into = "stale bytes from an earlier batch";
+    std::vector<std::size_t> offsets;
+    // Rank 0 sends "0>0" to itself and "0>>1" to rank 1; rank 1 "1>0" and "" to itself.
+    const std::string send = w.rank() == 0 ? "0>00>>1" : "1>0";
+    const std::vector<std::size_t> parts =
+        w.rank() == 0 ? std::vector<std::size_t>{0, 3, 7} : std::vector<std::size_t>{0, 3, 3};
+    w.alltoall(send, parts, into, offsets);
+    if (w.rank() == 0) {
+        EXPECT_EQ(into, "0>01>0");
+        EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 3, 6}));
+    } else {
+        EXPECT_EQ(into, "0>>1");
+        EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 4, 4}));
+    }
+    EXPECT_THROW(w.alltoall(send, std::vector<std::size_t>{0, 1}, into, offsets),
+                 plumb::InvalidArgument);
+    w.allgather("r" + me, into, offsets);
+    EXPECT_EQ(into, "r0r1");
+    EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 2, 4}));
+    w.gather_concat(w.rank() == 0 ? "a" : "", into, 0);
+    EXPECT_EQ(into, w.rank() == 0 ? "a" : "");
+}
+
 TEST(MpiComm, CollectiveErrorReachesEveryRank) {
     const auto w = Comm::world();
     // Nothing thrown: nothing raised.
@@ -96,6 +125,59 @@ TEST(MpiComm, CollectiveErrorReachesEveryRank) {
     } catch (const plumb::mpi::CollectiveError& e) {
         EXPECT_EQ(std::string(e.what()), "rank 0: e0; rank 1: e1");
     }
+}
+
+// encode_chunks over 7 documents d0..d6 in chunks of 2 on 2 ranks: chunks {d0,d1} {d2,d3} on
+// ranks 0/1 in round 0, {d4,d5} {d6} in round 1. The "vector" of a text is its length (1
+// value). Rank 0's sink, called on its storing thread, sees the chunks whole and in order; a
+// sink that fails on the third chunk fails every rank, after the chunks before it were stored.
+TEST(MpiEncodeChunks, SinkSeesChunksInOrderAndItsErrorReachesEveryRank) {
+    const auto w = Comm::world();
+    const auto source = [] {
+        return [i = 0](plumb::DocId& id, std::string& text) mutable {
+            if (i == 7) return false;
+            id = "d" + std::to_string(i);
+            text = std::string(static_cast<std::size_t>(i + 1), 'x');
+            ++i;
+            return true;
+        };
+    };
+    const plumb::mpi::ChunkEncoder encoder = [](std::span<const std::string_view> texts) {
+        std::vector<float> v;
+        for (auto t : texts) v.push_back(static_cast<float>(t.size()));
+        return v;
+    };
+    std::string seen;
+    const plumb::mpi::ChunkSink sink = [&](std::span<const plumb::DocId> ids,
+                                           std::span<const float> v) {
+        seen += "[";
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            seen += ids[i] + "=" + std::to_string(static_cast<int>(v[i])) + " ";
+        }
+        seen += "]";
+    };
+    const auto r = plumb::mpi::encode_chunks(w, 0, source(), encoder, sink, 2);
+    EXPECT_TRUE(r.complete);
+    if (w.rank() == 0) {
+        EXPECT_EQ(r.encoded, 7u);
+        EXPECT_EQ(seen, "[d0=1 d1=2 ][d2=3 d3=4 ][d4=5 d5=6 ][d6=7 ]");
+    } else {
+        EXPECT_EQ(seen, "");
+    }
+    seen.clear();
+    int calls = 0;
+    const plumb::mpi::ChunkSink failing = [&](std::span<const plumb::DocId> ids,
+                                              std::span<const float> v) {
+        if (++calls == 3) throw plumb::IoError("disk full at " + ids.front());
+        sink(ids, v);
+    };
+    try {
+        plumb::mpi::encode_chunks(w, 0, source(), encoder, failing, 2);
+        ADD_FAILURE() << "no error on rank " << w.rank();
+    } catch (const plumb::mpi::CollectiveError& e) {
+        EXPECT_EQ(std::string(e.what()), "rank 0: disk full at d4");
+    }
+    EXPECT_EQ(seen, w.rank() == 0 ? "[d0=1 d1=2 ][d2=3 d3=4 ]" : "");
 }
 
 int main(int argc, char** argv) {

@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "index/index_builder.hpp"
 #include "index/shard_builder.hpp"
+#include "index/shard_manifest.hpp"
 #include "index/sharded_searcher.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/sharded_search.hpp"
@@ -167,6 +169,56 @@ TEST(MpiShardedSearch, MergeHitsEqualsMergeTopk) {
                                                                 {{2.0f, 0, 0, "a"}}};
     std::vector<plumb::mpi::detail::MergedHit> out;
     EXPECT_THROW(plumb::mpi::detail::merge_hits(dup, 5, out), plumb::Error);
+}
+
+// A document in two shards (a manifest put together by hand: both shard builders reject it)
+// makes the merge of the query that finds it on both ranks fail on every rank, and the error
+// names that query by id and by its number in the caller's topics (query 4, in the second batch
+// of 2, merged by rank 1), not by its place in a batch.
+TEST(MpiShardedSearch, DocumentInTwoShardsNamesTheQuery) {
+    SharedDir shared;
+    const auto& w = shared.w;
+    const auto ix = shared.path / "ix";
+    w.collective([&] {
+        if (w.rank() != 0) return;
+        fs::create_directories(ix);
+        const std::string corpora[2] = {"a1\talpha beta\ndup\tgamma delta\n",
+                                        "b1\talpha\ndup\tgamma delta\n"};
+        plumb::index::ShardManifest manifest;
+        for (int i = 0; i < 2; ++i) {
+            const auto corpus = shared.path / ("corpus" + std::to_string(i) + ".tsv");
+            std::ofstream(corpus) << corpora[i];
+            const std::string name = "shard-00" + std::to_string(i);
+            const auto built = plumb::index::build_index(corpus, ix / name);
+            manifest.shards.push_back({name, built.documents, built.total_length});
+        }
+        manifest.write(ix);
+    });
+    plumb::mpi::ShardedSearch dist(w, ix);
+    const std::vector<plumb::Query> queries{
+        {"q1", "alpha"}, {"q2", "beta"}, {"q3", "nosuchword"}, {"q4", "gamma"}};
+    const std::string want =
+        "rank 1: MPI: query 'q4' (query 4 of the topics): document id 'dup' comes from two ranks";
+    std::optional<plumb::AtomicFile> out;
+    if (w.rank() == 0) out.emplace(shared.path / "run");
+    try {
+        dist.search_run(queries, 10, {}, "t", out ? &*out : nullptr, 1, 2);
+        ADD_FAILURE() << "no error";
+    } catch (const plumb::mpi::CollectiveError& e) {
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    try {
+        dist.search_batch(queries, 10);
+        ADD_FAILURE() << "no error";
+    } catch (const plumb::mpi::CollectiveError& e) {
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    // Without the query that finds the document twice, the same shards search normally.
+    const auto fine = dist.search_batch(std::span(queries).first(3), 10);
+    if (w.rank() == 0) {
+        ASSERT_EQ(fine.size(), 3u);
+        EXPECT_EQ(fine[0].candidates.size(), 2u);  // a1 and b1
+    }
 }
 
 int main(int argc, char** argv) {
