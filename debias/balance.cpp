@@ -332,6 +332,23 @@ BalanceReport run_balance(const BalanceOptions& o, const ProgressCallback& progr
         negatives = read_negatives(
             o.negatives, [&](std::string_view qid) { return labels.count(std::string(qid)) > 0; });
     }
+    // Every ratio's selection is checked before any file is written, so that a missing negative
+    // never leaves some ratios' training sets behind without the rest and report.json.
+    for (double r : o.ratios) {
+        const auto target =
+            static_cast<std::size_t>(std::llround(r * static_cast<double>(rep.train_examples)));
+        const auto chosen = select_augmentation(rep.match, target);
+        if (fields_expected == 3 && !o.negatives.empty()) {
+            for (auto i : chosen) {
+                if (negatives.find(pairs[i].qid) == negatives.end())
+                    throw InvalidArgument(o.negatives.string() +
+                                          ": no negative for generated query '" + pairs[i].qid +
+                                          "'");
+            }
+        } else if (fields_expected == 3 && !chosen.empty() && pairs.size() < 2) {
+            throw InvalidArgument("triples need at least two generated pairs for negatives");
+        }
+    }
     std::filesystem::create_directories(o.output_dir);
 
     for (double r : o.ratios) {

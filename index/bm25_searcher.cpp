@@ -107,13 +107,15 @@ struct Bm25Searcher::Impl {
 
     /// Scans chunks of other threads' split queries while any has one left that this thread
     /// may take (the helping thread's own query waits meanwhile): block-max chunks only before
-    /// `until`; exhaustive chunks only while their predicted postings fit in `budget`
-    /// (detail::LendBudget).
-    void help(std::chrono::steady_clock::time_point until, detail::LendBudget& budget) const {
+    /// `until`; exhaustive chunks only when `exhaustive` (before the helper's own query starts,
+    /// never from the middle of its block-max scan) and while their predicted postings fit in
+    /// `budget` (detail::LendBudget).
+    void help(std::chrono::steady_clock::time_point until, detail::LendBudget& budget,
+              bool exhaustive) const {
         unsigned chunk = 0;
         while (true) {
             const bool block_max = std::chrono::steady_clock::now() < until;
-            detail::SplitTask* t = scheduler.join(chunk, block_max, budget);
+            detail::SplitTask* t = scheduler.join(chunk, block_max, exhaustive, budget);
             if (!t) break;
             std::unique_ptr<Bm25Workspace> ws;
             if (t->exhaustive) {
@@ -206,7 +208,7 @@ struct Bm25Searcher::Impl {
         // (No split into chunks narrower than the first window: nothing to gain.)
         run.min_docs = intra.parts * detail::kFirstScoreWindow;
         run.own = &task;
-        run.help = [this, &run, &budget] { help(run.help_until, budget); };
+        run.help = [this, &run, &budget] { help(run.help_until, budget, false); };
         try {
             detail::Bm25BlockMaxMaxScore{}.scan(query, ws, top, &run);
         } catch (...) {
@@ -414,7 +416,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     for (const auto& t : q) postings += static_cast<std::uint64_t>(t.entry->df);
     const std::uint64_t min_postings = split ? intra.exhaustive_min_postings : 0;
     detail::LendBudget budget{postings, min_postings};
-    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until, budget);
+    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until, budget, true);
     auto ws = m_impl->acquire();
     try {
         // One case per algorithm (detail/bm25_*.hpp), each with the top-k queue it fills.

@@ -62,6 +62,8 @@ void merge_hits(std::span<const std::vector<MergedHit>> lists, std::size_t k,
                 std::vector<MergedHit>& out);
 }  // namespace detail
 
+/// One object per rank, used by one thread: its collective calls reuse buffers kept from call to
+/// call (Scratch), so two threads must not call them on the same object at once.
 class ShardedSearch {
 public:
     /// Collective: every rank reads DIR's manifest and opens its shards

@@ -318,6 +318,12 @@ void LineReader::restrict_to_bytes(std::uint64_t begin, std::uint64_t end) {
     if (m_line_no != 0 || m_bytes != 0) {
         throw InvalidArgument(m_name + ": restrict_to_bytes() after reading began");
     }
+    {
+        std::error_code ec;
+        const auto sz = std::filesystem::file_size(m_name, ec);
+        if (ec) throw IoError(m_name + ": cannot read its size: " + ec.message());
+        m_size = sz;
+    }
     // The file's line end, from its first line end (next()'s rule), read from byte 0.
     seek(0);
     while (!m_eol_known && (m_pos < m_end || fill())) {

@@ -126,12 +126,13 @@ public:
 
     /// A helper joins some open task with a chunk left: its first chunk in `chunk`. Block-max
     /// tasks only when `block_max` (the helper's lending time has not run out); exhaustive ones
-    /// only when the chunk's predicted postings fit in `budget` (then added to it).
-    SplitTask* join(unsigned& chunk, bool block_max, LendBudget& budget) {
+    /// only when `exhaustive` (the helper is between queries) and the chunk's predicted postings
+    /// fit in `budget` (then added to it).
+    SplitTask* join(unsigned& chunk, bool block_max, bool exhaustive, LendBudget& budget) {
         std::lock_guard lock(m_mu);
         for (SplitTask* t : m_tasks) {
-            if (t->closed || t->next >= t->parts || !(t->exhaustive || block_max)) continue;
-            if (t->exhaustive && !take(*t, budget)) continue;
+            if (t->closed || t->next >= t->parts) continue;
+            if (t->exhaustive ? !exhaustive || !take(*t, budget) : !block_max) continue;
             chunk = t->next++;
             ++m_joins;
             t->active.fetch_add(1, std::memory_order_relaxed);

@@ -337,6 +337,16 @@ TEST(Balance, NegativesFileGivesEachAddedTripleItsOwnQuerysNegative) {
         EXPECT_NE(std::string(e.what()).find("'m2'"), std::string::npos) << e.what();
     }
     EXPECT_FALSE(std::filesystem::exists(dir / "out2" / "train_r1.tsv"));
+    // Two ratios where only the larger selects a pair without a negative (m1, in the second
+    // match f1 <-> m1): neither ratio's file is written (no set of outputs without the rest).
+    write(dir / "neg5.tsv", "f1\tf1n\tneg of f1\nf2\tf2n\tneg of f2\nm2\tm2n\tneg of m2\n");
+    o.negatives = dir / "neg5.tsv";
+    o.ratios = {0.5, 1.0};
+    o.output_dir = dir / "out5";
+    EXPECT_THROW(db::run_balance(o), plumb::InvalidArgument);
+    EXPECT_FALSE(std::filesystem::exists(dir / "out5" / "train_r0.5.tsv"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "out5" / "train_r1.tsv"));
+    o.ratios = {1.0};
     // Malformed negatives name their line; pairs (2 fields) cannot take negatives.
     write(dir / "neg3.tsv", "f1\tf1n\tok\nf2\n");
     EXPECT_EQ(parse_error_line([&] { db::read_negatives(dir / "neg3.tsv"); }), 2u);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugin/error.hpp"
@@ -112,11 +113,15 @@ TEST(LineReader, ByteRangesPartitionTheLines) {
     EXPECT_EQ(range_lines(p, 11, 100), (V{}));     // no line starts after byte 10
     EXPECT_EQ(range_lines(p, 0, 0), (V{}));
     // Every split point: the two halves together are the whole file, in order, each line once.
-    for (const std::string& text :
-         {lf, std::string("\xEF\xBB\xBF" "ab\r\n\r\ncd\r\nlast\r\n"), std::string("ab\r\rcd\rlast"),
-          std::string("\n\nx\n")}) {
+    const std::vector<std::pair<std::string, V>> cases = {
+        {lf, V{"ab", "", "cd", "last"}},
+        {"\xEF\xBB\xBF" "ab\r\n\r\ncd\r\nlast\r\n", V{"ab", "", "cd", "last"}},
+        {"ab\r\rcd\rlast", V{"ab", "", "cd", "last"}},
+        {"\n\nx\n", V{"", "", "x"}}};
+    for (const auto& [text, lines] : cases) {
         auto f = dir.write("split.txt", text);
-        V whole = range_lines(f, 0, text.size());
+        const V whole = range_lines(f, 0, text.size());
+        EXPECT_EQ(whole, lines) << testing::PrintToString(text);
         for (std::uint64_t cut = 0; cut <= text.size() + 1; ++cut) {
             V a = range_lines(f, 0, cut), b = range_lines(f, cut, text.size() + 5);
             a.insert(a.end(), b.begin(), b.end());
@@ -125,6 +130,28 @@ TEST(LineReader, ByteRangesPartitionTheLines) {
     }
     // The BOM is removed only on the file's first line; a range starting there keeps it out.
     EXPECT_EQ(range_lines(dir.write("bom.txt", "\xEF\xBB\xBFx\ny"), 0, 2), (V{"x"}));
+}
+
+TEST(LineReader, ByteRangesAcrossTheBuffer) {
+    // A CRLF file whose line starts lie around the 1 MiB buffer edge: lines "a..a" (1 MiB - 1
+    // bytes, so its CR is the buffer's last byte), "b", "c"; and a CR-only file whose first line
+    // end is a CR on the last byte of the buffer (decided by the next byte). Line starts: 0,
+    // 2^20 + 1 ("b"), 2^20 + 4 ("c") for CRLF; 0, 2^20 ("b"), 2^20 + 2 ("c") for CR.
+    const TempDir dir;
+    using V = std::vector<std::string>;
+    const std::string first(kFirstLineLength, 'a');
+    const std::uint64_t mib = 1u << 20;
+    auto crlf = dir.write("crlf_big.txt", first + "\r\nb\r\nc\r\n");
+    EXPECT_EQ(range_lines(crlf, 0, 1), (V{first}));
+    EXPECT_EQ(range_lines(crlf, 1, mib + 1), (V{}));
+    EXPECT_EQ(range_lines(crlf, 1, mib + 2), (V{"b"}));
+    EXPECT_EQ(range_lines(crlf, mib + 1, mib + 4), (V{"b"}));
+    EXPECT_EQ(range_lines(crlf, mib + 2, mib + 100), (V{"c"}));
+    auto cr = dir.write("cr_big.txt", first + "\rb\rc\r");
+    EXPECT_EQ(range_lines(cr, 0, 1), (V{first}));
+    EXPECT_EQ(range_lines(cr, 5, mib + 1), (V{"b"}));
+    EXPECT_EQ(range_lines(cr, mib, mib + 100), (V{"b", "c"}));
+    EXPECT_EQ(range_lines(cr, mib + 1, mib + 100), (V{"c"}));
 }
 
 TEST(LineReader, ByteRangeErrorsNameTheFilesLine) {
