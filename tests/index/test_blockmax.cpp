@@ -124,6 +124,34 @@ void downgrade_to_v1(const fs::path& dir) {
     write_file(dir / "plumb-index.json", meta.dump(2));
 }
 
+/// True when two rankings hold the same documents with bit-identical scores in the same order.
+bool same_hits(const std::vector<pi::Hit>& got, const std::vector<pi::Hit>& want) {
+    if (got.size() != want.size()) return false;
+    for (std::size_t r = 0; r < got.size(); ++r)
+        if (got[r].doc != want[r].doc || got[r].score != want[r].score) return false;
+    return true;
+}
+
+/// Three threads run four rounds over `n` queries at once, thread t starting at query 50 t;
+/// `same(qi, i, round)` searches query qi and says whether it got the one-pass top k. Returns
+/// the number of searches that did not.
+template <class Same>
+int concurrent_mismatches(std::size_t n, Same same) {
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 3; ++t) {
+        pool.emplace_back([&, t] {
+            for (int round = 0; round < 4; ++round) {
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (!same((i + static_cast<std::size_t>(t) * 50) % n, i, round)) ++mismatches;
+                }
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    return mismatches.load();
+}
+
 class TieCorpus : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
@@ -699,25 +727,13 @@ TEST_F(TieCorpus, IntraQueryParallelismConcurrentSearchesEqualOnePass) {
     const auto queries = random_queries(150);
     std::vector<std::vector<pi::Hit>> want;
     for (const auto& q : queries) want.push_back(searcher->search(q, 10, ex));
-    std::atomic<int> mismatches{0};
     const auto before = searcher->intra_query_counts();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < 3; ++t) {
-        pool.emplace_back([&, t] {
-            for (int round = 0; round < 4; ++round) {
-                for (std::size_t i = 0; i < queries.size(); ++i) {
-                    const std::size_t qi = (i + static_cast<std::size_t>(t) * 50) % queries.size();
-                    auto got = searcher->search(queries[qi], 10, split);
-                    bool same = got.size() == want[qi].size();
-                    for (std::size_t r = 0; same && r < got.size(); ++r)
-                        same = got[r].doc == want[qi][r].doc && got[r].score == want[qi][r].score;
-                    if (!same) ++mismatches;
-                }
-            }
-        });
-    }
-    for (auto& th : pool) th.join();
-    EXPECT_EQ(mismatches.load(), 0);
+    EXPECT_EQ(concurrent_mismatches(queries.size(),
+                                    [&](std::size_t qi, std::size_t, int) {
+                                        return same_hits(searcher->search(queries[qi], 10, split),
+                                                         want[qi]);
+                                    }),
+              0);
     // Queries split and other threads scanned their chunks (1,800 splitting searches on 3
     // threads that may help at any time).
     const auto after = searcher->intra_query_counts();
@@ -730,7 +746,6 @@ TEST_F(TieCorpus, ExhaustiveSplitConcurrentSearchesEqualOnePass) {
     // queries with at least the median postings splitting at their start, the lighter ones
     // lending to them before their own query: every result is still
     // the one-pass top k, and helpers did join.
-    const auto& d = searcher->index().data();
     pi::SearchOptions ex, split;
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
     split.algorithm = pi::SearchAlgorithm::Exhaustive;
@@ -747,36 +762,58 @@ TEST_F(TieCorpus, ExhaustiveSplitConcurrentSearchesEqualOnePass) {
     split.intra_query.exhaustive_min_postings = sorted[sorted.size() / 2];
     ASSERT_GT(split.intra_query.exhaustive_min_postings, 0u);
     ASSERT_GT(split.intra_query.exhaustive_min_postings, sorted.front());
-    (void)d;
     std::vector<std::vector<pi::Hit>> want10, want1000;
     for (const auto& q : queries) {
         want10.push_back(searcher->search(q, 10, ex));
         want1000.push_back(searcher->search(q, 1000, ex));
     }
-    std::atomic<int> mismatches{0};
     const auto before = searcher->intra_query_counts();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < 3; ++t) {
-        pool.emplace_back([&, t] {
-            for (int round = 0; round < 4; ++round) {
-                for (std::size_t i = 0; i < queries.size(); ++i) {
-                    const std::size_t qi = (i + static_cast<std::size_t>(t) * 50) % queries.size();
-                    const std::size_t k = (i + round) % 2 ? 10 : 1000;
-                    auto got = searcher->search(queries[qi], k, split);
-                    const auto& w = k == 10 ? want10[qi] : want1000[qi];
-                    bool same = got.size() == w.size();
-                    for (std::size_t r = 0; same && r < got.size(); ++r)
-                        same = got[r].doc == w[r].doc && got[r].score == w[r].score;
-                    if (!same) ++mismatches;
-                }
-            }
-        });
-    }
-    for (auto& th : pool) th.join();
-    EXPECT_EQ(mismatches.load(), 0);
+    EXPECT_EQ(concurrent_mismatches(queries.size(),
+                                    [&](std::size_t qi, std::size_t i, int round) {
+                                        const std::size_t k = (i + round) % 2 ? 10 : 1000;
+                                        return same_hits(searcher->search(queries[qi], k, split),
+                                                         k == 10 ? want10[qi] : want1000[qi]);
+                                    }),
+              0);
     const auto after = searcher->intra_query_counts();
     EXPECT_GT(after.splits, before.splits);
     EXPECT_GT(after.helper_joins, before.helper_joins);
+}
+
+TEST_F(TieCorpus, BlockMaxAndExhaustiveSplitsOnOneSearcherEqualOnePass) {
+    // Both split paths at once on one searcher (the default algorithm: block-max at k = 10,
+    // exhaustive at k = 1000): block-max queries help at window boundaries (block-max chunks
+    // only), every thread lends to exhaustive splits before its own query; every result is the
+    // one-pass top k.
+    pi::SearchOptions ex, split;
+    ex.algorithm = pi::SearchAlgorithm::Exhaustive;
+    split.intra_query.parts = 8;
+    split.intra_query.after_ms = 0;
+    split.intra_query.lend_ms = 1e6;  // any time
+    const auto queries = random_queries(150);
+    std::vector<std::uint64_t> postings;
+    for (const auto& q : queries) {
+        std::uint64_t p = 0;
+        for (const auto& t : searcher->query_terms(q)) p += searcher->index().doc_freq(t.term);
+        postings.push_back(p);
+    }
+    std::sort(postings.begin(), postings.end());
+    split.intra_query.exhaustive_min_postings = postings[postings.size() / 2];
+    ASSERT_GT(split.intra_query.exhaustive_min_postings, 0u);
+    std::vector<std::vector<pi::Hit>> want10, want1000;
+    for (const auto& q : queries) {
+        want10.push_back(searcher->search(q, 10, ex));
+        want1000.push_back(searcher->search(q, 1000, ex));
+    }
+    const auto before = searcher->intra_query_counts();
+    EXPECT_EQ(concurrent_mismatches(queries.size(),
+                                    [&](std::size_t qi, std::size_t i, int round) {
+                                        const std::size_t k = (i + round) % 2 ? 10 : 1000;
+                                        return same_hits(searcher->search(queries[qi], k, split),
+                                                         k == 10 ? want10[qi] : want1000[qi]);
+                                    }),
+              0);
+    EXPECT_GT(searcher->intra_query_counts().splits, before.splits);
 }
 
 TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
