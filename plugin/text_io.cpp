@@ -444,8 +444,17 @@ AtomicFile::~AtomicFile() {
 
 void AtomicFile::write(std::string_view data) {
     if (!m_file) throw IoError(m_path.string() + ": write after commit");
-    if (std::fwrite(data.data(), 1, data.size(), m_file) != data.size()) {
-        throw IoError(m_path.string() + ": write failed: " + std::strerror(errno));
+    // stdio hands a request larger than its buffer to one write(2) of the whole size; a
+    // multi-GiB buffer (an encoded corpus, a run file) then goes to the kernel in one call,
+    // which is slow here and cannot be interrupted between slices. 8 MiB slices keep every
+    // system call bounded.
+    constexpr std::size_t slice = std::size_t{8} << 20;
+    while (!data.empty()) {
+        const std::size_t n = std::min(slice, data.size());
+        if (std::fwrite(data.data(), 1, n, m_file) != n) {
+            throw IoError(m_path.string() + ": write failed: " + std::strerror(errno));
+        }
+        data.remove_prefix(n);
     }
 }
 
