@@ -296,19 +296,29 @@ std::size_t max_candidates(const ValidationSet& v) {
     return d;
 }
 
-/// Scores of every validation candidate (all of them, run order) by `model`.
-std::vector<std::vector<float>> score_validation(Trainable& model, const ValidationSet& v,
-                                                 std::size_t batch) {
+/// Scores of every validation candidate (all of them, run order) by `model`; nullopt when
+/// `cancel` is requested before the last query (checked before each query, so a stop request
+/// does not wait for a whole validation pass).
+std::optional<std::vector<std::vector<float>>> score_validation(Trainable& model,
+                                                                const ValidationSet& v,
+                                                                std::size_t batch,
+                                                                const CancelToken* cancel) {
     model.set_training(false);
     auto stage = model.stage(max_candidates(v), std::max<std::size_t>(batch, 1));
     std::vector<std::vector<float>> out(v.queries.size());
+    bool cancelled = false;
     {
         torch::NoGradGuard no_grad;
         for (std::size_t i = 0; i < v.queries.size(); ++i) {
+            if (cancel && cancel->requested()) {
+                cancelled = true;
+                break;
+            }
             out[i] = stage->score(v.queries[i], v.candidates[i].candidates);
         }
     }
     model.set_training(true);
+    if (cancelled) return std::nullopt;
     return out;
 }
 
@@ -346,7 +356,8 @@ private:
     torch::Tensor list_scores(Trainable& model, std::span<const TrainingExample> batch);
     torch::Tensor passage_labels(std::span<const TrainingExample> batch, std::int64_t group,
                                  std::int64_t rows);
-    ValidationPoint validate();
+    /// nullopt when the cancel token stopped the pass (nothing recorded).
+    std::optional<ValidationPoint> validate();
     void save_model(Trainable& model, const fs::path& dst);
     void save_last();
     void flush_log();
@@ -620,9 +631,10 @@ LossParts Session::compute_loss(std::span<const TrainingExample> batch) {
     return out;
 }
 
-ValidationPoint Session::validate() {
-    auto scores = score_validation(*m_model, *m_val, m_o.eval_batch);
-    return evaluate_lists(apply_depth(*m_val, scores, max_candidates(*m_val)), *m_val, m_step);
+std::optional<ValidationPoint> Session::validate() {
+    auto scores = score_validation(*m_model, *m_val, m_o.eval_batch, m_cancel);
+    if (!scores) return std::nullopt;
+    return evaluate_lists(apply_depth(*m_val, *scores, max_candidates(*m_val)), *m_val, m_step);
 }
 
 void Session::save_model(Trainable& model, const fs::path& dst) {
@@ -664,7 +676,12 @@ void Session::log_line(json j) { m_log.push_back(j.dump()); }
 void Session::tune_depth() {
     fs::path best = m_o.output / "best";
     auto model = detail::load_trainable(best, trainable_options(m_o, false));
-    auto scores = score_validation(*model, *m_val, m_o.eval_batch);
+    auto scored = score_validation(*model, *m_val, m_o.eval_batch, m_cancel);
+    if (!scored) {  // stopped: no depth chosen; a resumed run tunes it
+        m_report.cancelled = true;
+        return;
+    }
+    const auto& scores = *scored;
     double best_value = -1.0;
     json rows = json::array();
     for (std::size_t d : m_o.tune_depths) {
@@ -749,8 +766,30 @@ TrainReport Session::run() {
                   {"best", improved}});
     };
 
+    // The validation of step m_step, when one is due and has not happened: false when the
+    // cancel token stopped it (the step's state is saved without it, last_validated stays
+    // behind, and a resumed run validates this step first, so interrupted + resumed equals
+    // uninterrupted).
+    auto validate_due = [&]() {
+        if (!m_val || m_o.validate_every == 0 || m_step == 0 || m_step % m_o.validate_every != 0 ||
+            m_last_validated == m_step) {
+            return true;
+        }
+        auto p = validate();
+        if (!p) {
+            m_report.cancelled = true;
+            return false;
+        }
+        select(*p);
+        if (m_o.patience > 0 && m_bad_validations >= m_o.patience) m_report.early_stopped = true;
+        save_last();
+        return true;
+    };
+    if (m_report.resumed) validate_due();
+
     bool ended = false;
-    while (m_o.max_steps == 0 || m_step < m_o.max_steps) {
+    while (!m_report.cancelled && !m_report.early_stopped &&
+           (m_o.max_steps == 0 || m_step < m_o.max_steps)) {
         if (m_cancel && m_cancel->requested()) {
             m_report.cancelled = true;
             break;
@@ -843,15 +882,10 @@ TrainReport Session::run() {
             m_window_start = now;
         }
 
-        bool validated = false;
-        if (m_val && m_o.validate_every > 0 && m_step % m_o.validate_every == 0) {
-            select(validate());
-            validated = true;
-            if (m_o.patience > 0 && m_bad_validations >= m_o.patience) {
-                m_report.early_stopped = true;
-            }
-        }
-        if (validated || (m_o.checkpoint_every > 0 && m_step % m_o.checkpoint_every == 0)) {
+        const std::uint64_t saved = m_last_saved;
+        if (!validate_due()) break;
+        if (m_last_saved == saved && m_o.checkpoint_every > 0 &&
+            m_step % m_o.checkpoint_every == 0) {
             save_last();
         }
         if (m_report.early_stopped) break;
@@ -878,7 +912,13 @@ TrainReport Session::run() {
 
     if (!m_report.cancelled) {
         if (m_val) {
-            if (m_last_validated != m_step || m_report.validations.empty()) select(validate());
+            if (m_last_validated != m_step || m_report.validations.empty()) {
+                if (auto p = validate()) {
+                    select(*p);
+                } else {
+                    m_report.cancelled = true;
+                }
+            }
         } else if (!m_report.best) {
             // no validation: best = last (a resumed run keeps the best its validations chose)
             save_model(*m_model, m_o.output / "best");

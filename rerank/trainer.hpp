@@ -206,7 +206,9 @@ using TrainProgress =
 /// with clipping, after) clipping, examples/s; ibbr also the fairness term and λ.
 /// Throws InvalidArgument / ConfigError for inconsistent options (e.g. contrastive with TK),
 /// CheckpointError for unusable checkpoints, IoError. With `cancel` set the loop stops after
-/// the current step, writes <output>/last, and returns with report.cancelled.
+/// the current step, writes <output>/last, and returns with report.cancelled; a validation or
+/// depth-tuning pass in progress stops before its next query and records nothing (a resumed
+/// run performs that step's validation first).
 TrainReport train(const TrainOptions& options, TrainingStream& stream,
                   const ValidationSet* validation = nullptr, const TrainProgress& progress = {},
                   const CancelToken* cancel = nullptr);

@@ -353,6 +353,63 @@ TEST(Trainer, CancelThenResumeEqualsUninterrupted) {
               bytes_of(o2.output / "last" / "model.safetensors"));
 }
 
+// A stop request during a validation pass ends it before its next query (a large dev set no
+// longer delays a Ctrl-C by a whole pass): nothing of that validation is recorded, and the
+// resumed run validates the interrupted step first, so best/, the validations and the tuned
+// depth equal the uninterrupted run's.
+TEST(Trainer, CancelDuringValidationThenResumeEqualsUninterrupted) {
+    TempDir t;
+    auto init = tiny_tk(t.path);
+    auto triples = write_triples(t.path, 40);
+    auto val = validation_set(t.path, /*inverted=*/false);
+    auto o = tk_options(init, t.path / "full");
+    o.max_steps = 8;
+    o.validate_every = 4;
+    o.tune_depths = {1, 4};
+    TrainReport full;
+    {
+        auto s = stream_of(triples, o.seed);
+        full = train(o, s, &val);
+    }
+    ASSERT_EQ(full.validations.size(), 2u);  // steps 4 and 8
+    auto o2 = o;
+    o2.output = t.path / "parts";
+    plumb::CancelToken cancel;
+    {
+        // the progress callback runs after step 4's update, before its validation
+        auto s = stream_of(triples, o.seed);
+        auto r = train(
+            o2, s, &val,
+            [&](std::uint64_t step, std::uint64_t, double, double) {
+                if (step == 4) cancel.request();
+            },
+            &cancel);
+        EXPECT_TRUE(r.cancelled);
+        EXPECT_EQ(r.steps, 4u);
+        EXPECT_TRUE(r.validations.empty());
+        EXPECT_FALSE(r.best);
+    }
+    auto state = json::parse(plumb::read_file(o2.output / "last" / "trainer_state.json"));
+    EXPECT_EQ(state["step"].get<int>(), 4);
+    EXPECT_EQ(state["last_validated"].get<int>(), 0);
+    EXPECT_FALSE(fs::exists(o2.output / "best"));
+    o2.resume = true;
+    TrainReport resumed;
+    {
+        auto s = stream_of(triples, o.seed);
+        resumed = train(o2, s, &val);
+    }
+    EXPECT_FALSE(resumed.cancelled);
+    ASSERT_EQ(resumed.validations.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(resumed.validations[i].step, full.validations[i].step);
+        EXPECT_DOUBLE_EQ(resumed.validations[i].ndcg10, full.validations[i].ndcg10);
+    }
+    EXPECT_EQ(resumed.tuned_depth, full.tuned_depth);
+    EXPECT_EQ(bytes_of(o.output / "best" / "model.safetensors"),
+              bytes_of(o2.output / "best" / "model.safetensors"));
+}
+
 TEST(Trainer, ResumeWithoutCheckpointFails) {
     TempDir t;
     auto triples = write_triples(t.path, 8);
