@@ -303,10 +303,17 @@ struct BasicTokenizer::Impl {
                 cleaned.append(c);
             }
         }
-        // 2. NFC
-        UErrorCode status = U_ZERO_ERROR;
-        icu::UnicodeString norm = nfc->normalize(cleaned, status);
-        if (U_FAILURE(status)) throw Error(std::string("ICU NFC failed: ") + u_errorName(status));
+        // 2. NFC (options.nfc only: the fast tokenizer does not normalise)
+        icu::UnicodeString norm;
+        if (options.nfc) {
+            UErrorCode status = U_ZERO_ERROR;
+            norm = nfc->normalize(cleaned, status);
+            if (U_FAILURE(status)) {
+                throw Error(std::string("ICU NFC failed: ") + u_errorName(status));
+            }
+        } else {
+            norm = std::move(cleaned);
+        }
         // 3. whitespace split, then per word: case, accents, punctuation
         const icu::Locale& root = icu::Locale::getRoot();
         int32_t i = 0;

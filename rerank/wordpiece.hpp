@@ -1,8 +1,10 @@
 #pragma once
 /// \file wordpiece.hpp
-/// WordPiece tokenization faithful to Hugging Face's BertTokenizer (transformers'
-/// tokenization_bert.py: BasicTokenizer + WordpieceTokenizer), with pair encoding for
-/// cross-encoders and batch encoding with dynamic padding.
+/// WordPiece tokenization faithful to Hugging Face's BERT tokenizer (the fast tokenizer's
+/// BertNormalizer + BertPreTokenizer + WordPiece; transformers' Python BertTokenizer with
+/// options.nfc), with pair encoding for cross-encoders and batch encoding with dynamic padding.
+/// Differential test: tests/rerank/reference/wordpiece_hf (tokenizers.js, three normaliser
+/// settings, identical ids).
 ///
 /// Basic tokenization, in order:
 ///  1. special tokens ([CLS], [SEP], [PAD], [MASK], [UNK]) written in the text are kept whole
@@ -11,7 +13,9 @@
 ///     LF, CR); map whitespace (space, TAB, LF, CR, category Zs) to a space;
 ///  3. when tokenize_chinese_chars: spaces around CJK ideographs (U+4E00-9FFF, 3400-4DBF,
 ///     20000-2A6DF, 2A700-2B73F, 2B740-2B81F, 2B820-2CEAF, F900-FAFF, 2F800-2FA1F);
-///  4. Unicode NFC normalisation, then split on whitespace;
+///  4. split on whitespace (with options.nfc: Unicode NFC normalisation first, as transformers'
+///     Python BertTokenizer does since 4.x; the Rust "fast" tokenizer that AutoTokenizer and
+///     sentence-transformers load, and tokenizers.js, do not normalise: the default);
 ///  5. per word: when lowercase, full Unicode lower-casing, then accent stripping unless
 ///     strip_accents == false (NFD, drop category Mn); without lowercase, accents are stripped
 ///     only when strip_accents == true;
@@ -85,6 +89,10 @@ struct WordPieceOptions {
     bool lowercase = true;                    ///< do_lower_case (bert-base-uncased: true)
     std::optional<bool> strip_accents;        ///< unset: follows lowercase
     bool tokenize_chinese_chars = true;
+    /// NFC before splitting (the Python BertTokenizer of transformers 4.x); false: the fast
+    /// tokenizer's behaviour. Only a cased vocabulary without accent stripping can tell the two
+    /// apart, and only on text that is not already NFC.
+    bool nfc = false;
     bool split_special_tokens_in_text = true; ///< keep "[SEP]" etc. written in the text whole
     std::size_t max_input_chars_per_word = 100;
     std::string unk_token = "[UNK]";

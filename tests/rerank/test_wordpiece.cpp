@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "plugin/error.hpp"
@@ -179,13 +181,57 @@ TEST(WordPiece, CasedAndAccentOptions) {
     cased.lowercase = false;
     auto tok = make(cased);
     EXPECT_EQ(tok.encode_ids("Hello hello H\xC3\xA9llo"), (Ids{25, 5, 1}));
-    // NFC: "cafe" + U+0301 COMBINING ACUTE composes to "café" (U+00E9)
-    EXPECT_EQ(tok.encode_ids("cafe\xCC\x81"), (Ids{26}));
+    // "cafe" + U+0301 COMBINING ACUTE: the fast tokenizer keeps the two code points, so the
+    // word is not "café" (U+00E9) and, with no "##\u0301" piece, becomes [UNK]; with NFC (the
+    // Python BertTokenizer) it composes to "café"
+    EXPECT_EQ(tok.encode_ids("cafe\xCC\x81"), (Ids{1}));
+    cased.nfc = true;
+    EXPECT_EQ(make(cased).encode_ids("cafe\xCC\x81"), (Ids{26}));
+    // uncased: NFD + dropping marks makes both spellings "cafe" either way
+    EXPECT_EQ(make().encode_ids("cafe\xCC\x81 caf\xC3\xA9"), (Ids{19, 19}));
     WordPieceOptions keep;
     keep.strip_accents = false;
     EXPECT_EQ(make(keep).encode_ids("R\xC3\x89SUM\xC3\x89"), (Ids{24}));
     // default (uncased): accents stripped, "resume" is not in the vocabulary
     EXPECT_EQ(make().encode_ids("R\xC3\x89SUM\xC3\x89"), (Ids{1}));
+}
+
+// Differential test against Hugging Face's tokenizer: the ids tokenizers.js 0.2.0 gives for 408
+// hostile texts (accents composed and decomposed, CJK, final sigma, dotted I, fullwidth forms,
+// emoji sequences, controls, odd spaces, over-long words, special tokens in the text) in three
+// normaliser settings (tests/rerank/reference/wordpiece_hf/README.md: how they were made).
+TEST(WordPiece, MatchesHuggingFaceTokenizersOnHostileTexts) {
+    const fs::path dir = fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference/wordpiece_hf";
+    auto read_json = [](const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        return nlohmann::json::parse(in);
+    };
+    const auto texts = read_json(dir / "texts.json");
+    ASSERT_EQ(texts.size(), 408u);
+    auto vocab = std::make_shared<const Vocab>(Vocab::load(dir / "vocab.txt"));
+    struct Mode {
+        const char* name;
+        bool lowercase;
+        std::optional<bool> strip_accents;
+    };
+    for (const Mode& m : {Mode{"uncased", true, std::nullopt}, Mode{"cased", false, std::nullopt},
+                          Mode{"uncased-keep-accents", true, false}}) {
+        WordPieceOptions o;
+        o.lowercase = m.lowercase;
+        o.strip_accents = m.strip_accents;
+        const WordPieceTokenizer tok(vocab, o);
+        const auto expected = read_json(dir / (std::string("expected-") + m.name + ".json"));
+        ASSERT_EQ(expected.size(), texts.size()) << m.name;
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            const auto got = tok.encode_ids(texts[i].get<std::string>());
+            const auto want = expected[i].get<Ids>();
+            if (got != want && ++differ <= 3) {
+                ADD_FAILURE() << m.name << ": text " << i << " " << texts[i].dump();
+            }
+        }
+        EXPECT_EQ(differ, 0u) << m.name;
+    }
 }
 
 TEST(WordPiece, PairEncodingAndTruncation) {
