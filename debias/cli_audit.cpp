@@ -1,7 +1,9 @@
 // `plumb audit`: every run on the four bias axes (position, gender, linguistic complexity,
 // survivorship) from the files given; axes whose inputs are missing are listed as skipped.
 // The audit is debias/audit.hpp; this file only parses options.
+#include <limits>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -74,7 +76,13 @@ void run_audit_command(const AuditArgs& a) {
         plumb::debias::AuditRun r;
         r.name = names[i];
         r.run = a.runs.runs[i];
-        if (auto it = mats.find(names[i]); it != mats.end()) r.mats = it->second;
+        if (auto it = mats.find(names[i]); it != mats.end()) {
+            if (it->second == "n/a") {  // no passage-term vectors (BM25, a cross-encoder)
+                r.mats_value = std::numeric_limits<double>::quiet_NaN();
+            } else {
+                r.mats = it->second;
+            }
+        }
         if (auto it = rotated.find(names[i]); it != rotated.end()) r.rotated_run = it->second;
         if (auto it = models.find(names[i]); it != models.end()) {
             // MATS runs the model: computed in the LibTorch CLI module (plumb debias mats).
@@ -150,11 +158,13 @@ const plumb::cli::CommandRegistrar kRegistrar{
         // position
         c->add_option(
             "--mats", a->mats,
-            "position: RUN_NAME,FILE.json, the plumb debias mats report of the run's model "
-            "(repeatable)");
+            "position: RUN_NAME,FILE.json, the plumb debias mats report of the run's model, or "
+            "RUN_NAME,n/a for a run whose model has no query-independent passage-term vectors "
+            "(BM25, a cross-encoder: shown as -, not missing) (repeatable)");
         c->add_option("--mats-model", a->mats_models,
-                      "position: RUN_NAME,MODEL_DIR, the run's TK model: MATS computed as plumb "
-                      "debias mats does (needs --mats-corpus and the LibTorch module; repeatable)");
+                      "position: RUN_NAME,MODEL_DIR, the run's TK or BERT-DOT model: MATS computed "
+                      "as plumb debias mats does (needs --mats-corpus and the LibTorch module; "
+                      "repeatable)");
         c->add_option("--mats-corpus", a->mats_request.corpus,
                       "position: passages contextualized for --mats-model (TSV or BEIR JSONL)");
         c->add_option("--mats-sample", a->mats_request.sample,

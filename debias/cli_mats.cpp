@@ -1,9 +1,12 @@
-// `plumb debias mats`: ATS curve and MATS of a TK model's contextualized passage vectors
-// (paper 000, Eq. 8-9). Part of the LibTorch CLI module (it runs a TK model).
+// `plumb debias mats`: ATS curve and MATS of a model's contextualized passage-term vectors (paper
+// 000, Eq. 8-9): TK's, or a BERT-DOT encoder's. Part of the LibTorch CLI module (it runs the
+// model).
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "debias/detail_cli.hpp"
@@ -15,6 +18,7 @@
 #include "plugin/cli/progress_bar.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
+#include "rerank/bi_encoder.hpp"
 #include "rerank/tk_model.hpp"
 
 namespace {
@@ -26,10 +30,33 @@ struct MatsArgs {
     std::string output;
 };
 
-/// The contextualized passage vectors of the first `sample` passages and their ATS curve (shared
-/// by `plumb debias mats` and `plumb audit --mats-model`, through the hook below).
+/// "tk" or "dot": an explicit --model-type, else TK when the folder's config.json says
+/// plumb-tk, else a BERT-DOT / bi-encoder folder.
+std::string model_kind(const plumb::cli::MatsRequest& a) {
+    if (a.model_type == "tk" || a.model_type == "dot") return a.model_type;
+    const auto cfg = std::filesystem::path(a.model) / "config.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(cfg, ec)) return "tk";  // TkModel::load names what is missing
+    const auto j = json::parse(plumb::read_file(cfg), nullptr, /*allow_exceptions=*/false);
+    return j.is_object() && j.value("format", std::string()) == plumb::rerank::kTkFormat ? "tk"
+                                                                                        : "dot";
+}
+
+/// The contextualized passage-term vectors of the first `sample` passages and their ATS curve
+/// (shared by `plumb debias mats` and `plumb audit --mats-model`, through the hook below): TK's
+/// contextualization output per word, or a BERT-DOT encoder's last hidden state per WordPiece
+/// token (the passage is encoded without the query, as for retrieval).
 plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t& n_passages) {
-    auto model = plumb::rerank::TkModel::load(a.model);
+    const std::string kind = model_kind(a);
+    std::optional<plumb::rerank::TkModel> tk;
+    std::shared_ptr<plumb::rerank::BiEncoder> dot;
+    if (kind == "tk") {
+        tk.emplace(plumb::rerank::TkModel::load(a.model));
+    } else {
+        plumb::rerank::BiEncoderOptions bo;
+        bo.batch_size = a.batch;
+        dot = plumb::rerank::BiEncoder::from_folder(a.model, bo);
+    }
     plumb::index::CorpusReaderOptions ro;
     ro.format = plumb::index::resolve_corpus_format(a.input_format, a.corpus);
     plumb::index::CorpusReader reader(a.corpus, ro);
@@ -40,6 +67,15 @@ plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t&
     }
     std::vector<plumb::debias::PassageTermVectors> passages;
     std::size_t dim = 0;
+    auto add = [&](std::vector<std::string>&& terms, const std::vector<std::int64_t>& positions,
+                   std::vector<float>&& values, std::int64_t d) {
+        dim = static_cast<std::size_t>(d);
+        plumb::debias::PassageTermVectors p;
+        p.terms = std::move(terms);
+        for (auto pos : positions) p.positions.push_back(static_cast<std::uint32_t>(pos));
+        p.vectors = std::move(values);
+        passages.push_back(std::move(p));
+    };
     {
         plumb::cli::ProgressBar bar("contextualize", "passages", !a.quiet);
         for (std::size_t start = 0; start < texts.size(); start += a.batch) {
@@ -47,14 +83,14 @@ plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t&
             for (std::size_t i = start; i < std::min(texts.size(), start + a.batch); ++i) {
                 views.push_back(texts[i]);
             }
-            for (auto& tv : model.passage_vectors(views, a.batch)) {
-                dim = static_cast<std::size_t>(tv.dim);
-                plumb::debias::PassageTermVectors p;
-                p.terms = std::move(tv.terms);
-                for (auto pos : tv.positions)
-                    p.positions.push_back(static_cast<std::uint32_t>(pos));
-                p.vectors = std::move(tv.values);
-                passages.push_back(std::move(p));
+            if (tk) {
+                for (auto& tv : tk->passage_vectors(views, a.batch)) {
+                    add(std::move(tv.terms), tv.positions, std::move(tv.values), tv.dim);
+                }
+            } else {
+                for (auto& tv : dot->passage_token_vectors(views)) {
+                    add(std::move(tv.terms), tv.positions, std::move(tv.values), tv.dim);
+                }
             }
             bar.update(std::min(texts.size(), start + a.batch), texts.size());
         }
@@ -106,11 +142,18 @@ void run_mats(const MatsArgs& args) {
 void add_mats(CLI::App& app) {
     auto [t, m] = plumb::cli::add_command<MatsArgs>(
         plumb::debias::detail::debias_command(app), "mats",
-        "ATS per positional distance and MATS of a TK model's contextualized passage vectors "
-        "(position bias, paper 000)",
+        "ATS per positional distance and MATS of a TK or BERT-DOT model's contextualized "
+        "passage-term vectors (position bias, paper 000)",
         run_mats);
-    t->add_option("--model", m->request.model, "TK model folder (plumb tk-init / plumb train)")
+    t->add_option("--model", m->request.model,
+                  "TK model folder (plumb tk-init / plumb train), or a BERT-DOT / bi-encoder "
+                  "folder (Hugging Face or sentence-transformers)")
         ->required();
+    t->add_option("--model-type", m->request.model_type,
+                  "tk | dot | auto (tk when config.json's format is plumb-tk, else dot). A "
+                  "cross-encoder has no passage vectors without its query: not applicable")
+        ->check(CLI::IsMember({"tk", "dot", "auto"}))
+        ->capture_default_str();
     t->add_option("--corpus", m->request.corpus, "Passages (TSV or BEIR JSONL)")->required();
     plumb::cli::add_input_format_option(t, m->request.input_format,
                                         "tsv | jsonl (default: by extension)");

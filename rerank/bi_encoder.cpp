@@ -177,6 +177,37 @@ std::vector<float> BiEncoder::encode(std::span<const std::string_view> texts,
     return out;
 }
 
+std::vector<PassageTokenVectors> BiEncoder::passage_token_vectors(
+    std::span<const std::string_view> texts) const {
+    std::vector<Encoding> enc;
+    enc.reserve(texts.size());
+    for (auto t : texts) enc.push_back(m_tokenizer->encode(t, m_options.passage_max_length));
+    std::vector<std::vector<float>> hidden;
+    {
+        TorchThreadsScope threads(m_options.threads);
+        hidden = m_model->last_hidden_states(enc, m_options.batch_size);
+    }
+    const auto d = static_cast<std::size_t>(m_model->hidden_size());
+    const auto& vocab = m_tokenizer->vocab();
+    std::vector<PassageTokenVectors> out(texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        const auto& ids = enc[i].input_ids;  // [CLS] tokens... [SEP]
+        auto& o = out[i];
+        o.dim = static_cast<std::int64_t>(d);
+        if (ids.size() < 3) continue;
+        const std::size_t n = ids.size() - 2;
+        o.terms.reserve(n);
+        o.positions.reserve(n);
+        for (std::size_t k = 1; k <= n; ++k) {
+            o.terms.push_back(vocab.token(ids[k]));
+            o.positions.push_back(static_cast<std::int64_t>(k));
+        }
+        o.values.assign(hidden[i].begin() + static_cast<std::ptrdiff_t>(d),
+                        hidden[i].begin() + static_cast<std::ptrdiff_t>((n + 1) * d));
+    }
+    return out;
+}
+
 std::vector<float> BiEncoder::encode_queries(std::span<const std::string_view> texts) const {
     return encode(texts, m_options.query_max_length);
 }

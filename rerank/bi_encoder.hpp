@@ -11,6 +11,7 @@
 /// Torch's intra-op threads for each call (TorchThreadsScope: process-wide, restored after).
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -61,6 +62,16 @@ struct SentenceTransformersConfig {
 std::optional<SentenceTransformersConfig> read_sentence_transformers_config(
     const std::filesystem::path& dir);
 
+/// The contextualized vectors of one passage's WordPiece tokens, [CLS] and [SEP] left out: a
+/// dense retriever's passage-term representations, computed without the query (what ATS / MATS
+/// compare, paper 000 Eq. 8-9).
+struct PassageTokenVectors {
+    std::vector<std::string> terms;       ///< WordPiece tokens ("##" pieces as in vocab.txt)
+    std::vector<std::int64_t> positions;  ///< position ids in the encoded sequence ([CLS] = 0)
+    std::int64_t dim = 0;
+    std::vector<float> values;  ///< terms.size() x dim, row-major (last hidden states)
+};
+
 /// Text -> vector encoder (one shared model for queries and passages).
 class BiEncoder {
 public:
@@ -80,6 +91,11 @@ public:
     std::vector<float> encode_queries(std::span<const std::string_view> texts) const;
     /// Row-major [n x dim] passage vectors.
     std::vector<float> encode_passages(std::span<const std::string_view> texts) const;
+    /// Per passage, its tokens' last hidden states as encode_passages() computes them before
+    /// pooling (same tokenizer, passage_max_length, batches). A passage without tokens gives an
+    /// empty entry.
+    std::vector<PassageTokenVectors> passage_token_vectors(
+        std::span<const std::string_view> texts) const;
     /// Similarity of two vectors of dim() floats (already normalised for cosine).
     float similarity(const float* a, const float* b) const noexcept;
     /// What a vector folder records about this encoder (pooling, similarity, dim, lengths,

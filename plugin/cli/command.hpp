@@ -65,11 +65,12 @@ struct PipelineSearchRequest {
 using PipelineSearchHook = std::function<void(const PipelineSearchRequest&)>;
 PipelineSearchHook& pipeline_search_hook();
 
-/// `plumb audit --mats-model`: the core `audit` command hands the MATS of a TK model (which runs
+/// `plumb audit --mats-model`: the core `audit` command hands the MATS of a model (which runs
 /// the model) to the module, which sets this hook when it is loaded; the same computation as
 /// `plumb debias mats` with the same options (defaults as there), without writing files.
 struct MatsRequest {
-    std::string model;         ///< TK model folder
+    std::string model;         ///< TK model folder, or a BERT-DOT / bi-encoder folder
+    std::string model_type = "auto";  ///< tk | dot | auto (tk when config.json says plumb-tk)
     std::string corpus;        ///< passages (TSV or BEIR JSONL); the first `sample` are used
     std::string input_format;  ///< tsv | jsonl (empty: by extension)
     std::size_t sample = 2000;

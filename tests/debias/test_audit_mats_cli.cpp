@@ -58,3 +58,47 @@ TEST(AuditMatsCli, MatsModelEqualsDebiasMats) {
     EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("--mats-corpus"), std::string::npos);
     debias_test::fs::remove_all(dir);
 }
+
+// A BERT-DOT folder (Hugging Face, no plumb-tk config): debias mats detects it, contextualizes
+// each passage without a query (its WordPiece tokens' last hidden states; the vectors are tested
+// against the numpy reference in tests/rerank/test_bert.cpp) and reports a MATS; audit
+// --mats-model computes the same; "--mats NAME,n/a" marks a run whose model has no passage-term
+// vectors (BM25 here): shown without a value, not listed as a missing input.
+TEST(AuditMatsCli, BertDotModelAndNotApplicableRuns) {
+    auto dir = debias_test::temp_dir();
+    const std::string model =
+        (debias_test::fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference/tiny_bert_base")
+            .string();
+    const auto corpus = debias_test::write(dir / "corpus.tsv",
+                                           "d1\tthe cat sat on the mat . the cat\n"
+                                           "d2\tcat on the mat sat the cat on\n"
+                                           "d3\tthe mat the cat the sat\n");
+    ASSERT_EQ(plumb_cli("debias mats --quiet --model " + model + " --corpus " + corpus.string() +
+                            " --seed 5 --output " + (dir / "m").string(),
+                        dir),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto report = nlohmann::json::parse(debias_test::slurp(dir / "m.json"));
+    EXPECT_EQ(report["passages"].get<int>(), 3);
+    ASSERT_TRUE(report["mats"].is_number()) << report.dump();
+    // "--model-type tk" on the same folder fails with a message naming its config.json
+    EXPECT_EQ(plumb_cli("debias mats --quiet --model-type tk --model " + model + " --corpus " +
+                            corpus.string() + " --output " + (dir / "m2").string(),
+                        dir),
+              1);
+    EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("config.json"), std::string::npos);
+    const auto run = debias_test::write(dir / "a.run", "q1 Q0 d1 1 3 r\n");
+    ASSERT_EQ(plumb_cli("audit --quiet --run " + run.string() + " --name DOT --run " +
+                            run.string() + " --name BM25 --mats-model DOT," + model +
+                            " --mats BM25,n/a --mats-corpus " + corpus.string() +
+                            " --mats-seed 5 -o " + (dir / "out").string(),
+                        dir),
+              0)
+        << debias_test::slurp(dir / "stderr.txt");
+    const auto audit = nlohmann::json::parse(debias_test::slurp(dir / "out" / "audit.json"));
+    EXPECT_DOUBLE_EQ(audit["position"][0]["mats"].get<double>(), report["mats"].get<double>());
+    EXPECT_TRUE(audit["position"][1]["mats"].is_null()) << audit["position"].dump();
+    const std::string md = debias_test::slurp(dir / "out" / "audit.md");
+    EXPECT_EQ(md.find("MATS report of run BM25"), std::string::npos) << md;
+    debias_test::fs::remove_all(dir);
+}

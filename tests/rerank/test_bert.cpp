@@ -17,6 +17,7 @@
 #include "plugin/text_io.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/bert_checkpoint.hpp"
+#include "rerank/bi_encoder.hpp"
 #include "rerank/safetensors.hpp"
 #include "rerank/torch_threads.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -105,6 +106,38 @@ void rewrite_weights(const fs::path& dir, Edit edit) {
 class ReferenceModels : public ::testing::TestWithParam<std::string> {};
 
 }  // namespace
+
+// A BERT-DOT encoder's passage-term vectors (ATS / MATS input): the numpy reference's last hidden
+// states of the passage's tokens, [CLS] and [SEP] left out, with the WordPiece tokens and their
+// positions in the sequence; a passage without tokens gives an empty entry.
+TEST(BiEncoderTokenVectors, AreTheReferenceHiddenStatesWithoutClsAndSep) {
+    const auto cases = load_cases("tiny_bert_base");
+    ASSERT_EQ(cases.size(), 7u);
+    const auto& sat = cases[4];   // "the cat sat": [CLS] the cat sat [SEP]
+    const auto& cars = cases[6];  // "big red cars swimming on the mat .": [UNK] inside
+    auto enc = BiEncoder::from_folder(kRef / "tiny_bert_base");
+    const std::vector<std::string_view> texts = {"the cat sat", "",
+                                                 "big red cars swimming on the mat ."};
+    const auto got = enc->passage_token_vectors(texts);
+    ASSERT_EQ(got.size(), 3u);
+    const auto vocab = Vocab::load(kRef / "tiny_bert_base" / "vocab.txt");
+    for (const auto& [i, c] : {std::pair{0, &sat}, std::pair{2, &cars}}) {
+        const auto& g = got[static_cast<std::size_t>(i)];
+        const std::size_t n = c->enc.input_ids.size() - 2;
+        ASSERT_EQ(g.dim, 8);
+        ASSERT_EQ(g.terms.size(), n);
+        ASSERT_EQ(g.positions.size(), n);
+        for (std::size_t k = 0; k < n; ++k) {
+            EXPECT_EQ(g.terms[k], vocab.token(c->enc.input_ids[k + 1])) << k;
+            EXPECT_EQ(g.positions[k], static_cast<std::int64_t>(k + 1));
+        }
+        const std::vector<float> want(c->hidden.begin() + 8, c->hidden.begin() + 8 * (n + 1));
+        expect_near(g.values, want, 1e-5, "passage " + std::to_string(i));
+    }
+    EXPECT_EQ(got[2].terms[4], "[UNK]");  // "swimming"
+    EXPECT_TRUE(got[1].terms.empty());
+    EXPECT_TRUE(got[1].values.empty());
+}
 
 TEST_P(ReferenceModels, MatchIndependentNumpyReference) {
     const auto name = GetParam();
