@@ -250,6 +250,14 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const auto audit = read_json(out / "audit" / "audit.json");
     ASSERT_EQ(audit["axes"].size(), 4u) << audit["axes"].dump(2);
     for (const auto& a : audit["axes"]) EXPECT_TRUE(a["computed"].get<bool>()) << a.dump();
+    // Position: no input missing (MATS of TK and BERT-DOT from plumb debias mats, "n/a" for BM25
+    // and BERT-CAT, a rotated run for every run); MATS of the TK and BERT-DOT runs only.
+    EXPECT_TRUE(audit["axes"][0]["missing"].empty()) << audit["axes"][0].dump();
+    for (const auto& r : audit["position"]) {
+        const std::string name = r["run"].get<std::string>();
+        const bool has = name.rfind("TK-", 0) == 0 || name.rfind("BERT-DOT-", 0) == 0;
+        EXPECT_EQ(r["mats"].is_number(), has) << r.dump();
+    }
 
     // The report states every direction check.
     const auto checks = read_file(out / "checks.txt");
