@@ -231,8 +231,8 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor
         a = apply_layer_norm(attention->output->LayerNorm, a);
         auto mid = q.intermediate(a);
         switch (activation) {
-            case Activation::Gelu: mid = torch::gelu(mid); break;
-            case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
+            case Activation::Gelu: at::gelu_(mid); break;  // in place: no second [B*L, I]
+            case Activation::GeluTanh: at::gelu_(mid, "tanh"); break;
             case Activation::Relu: mid.relu_(); break;
         }
         auto o = q.output(mid);
@@ -257,8 +257,8 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor
 
     auto mid = dense_linear(a, intermediate->dense->weight, intermediate->dense->bias);
     switch (activation) {
-        case Activation::Gelu: mid = torch::gelu(mid); break;
-        case Activation::GeluTanh: mid = torch::gelu(mid, "tanh"); break;
+        case Activation::Gelu: at::gelu_(mid); break;  // in place: no second [B*L, I] tensor
+        case Activation::GeluTanh: at::gelu_(mid, "tanh"); break;
         case Activation::Relu: mid.relu_(); break;
     }
     auto o = dense_linear(mid, output->dense->weight, output->dense->bias);

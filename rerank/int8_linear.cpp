@@ -83,6 +83,19 @@ Int8Linear::Int8Linear(const torch::Tensor& weight, const torch::Tensor& bias) {
         ctx.setQEngine(before);
     }
     impl->reduce_range = engine == at::QEngine::ONEDNN && !cpu_has_int8_dot();
+    if (engine == at::QEngine::ONEDNN) {
+        // LibTorch 1.13's onednn apply_dynamic keeps one cached matmul per packed weight, built
+        // at its first call for that call's row count with the row dimension a runtime value
+        // (oneDNN then picks its generic "gemm:jit" kernel), and reuses it only for inputs of
+        // exactly that shape; every other shape gets a matmul created for its concrete shape
+        // ("brg:avx512_core_vnni" where the CPU has VNNI; creation ~0.1 ms, and oneDNN's own
+        // primitive cache keeps it for the next call of that shape). The concrete one is
+        // faster (bench/README.md, branch int8c), so the cache is spent here on a 1-row input,
+        // a shape the cross-encoders never send (a sequence has >= 3 tokens): every real call
+        // takes the concrete-shape path, whatever the first batch's length was.
+        torch::NoGradGuard no_grad_prime;
+        (void)impl->packed->apply_dynamic(torch::zeros({1, w.size(1)}), impl->reduce_range);
+    }
     m_impl = std::move(impl);
 }
 
