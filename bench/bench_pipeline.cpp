@@ -38,6 +38,7 @@
 #include "bench/xapian_query.hpp"
 #include "index/analysis.hpp"
 #include "index/corpus.hpp"
+#include "plugin/allocator.hpp"
 #include "plugin/builtins/builtins.hpp"
 #include "plugin/error.hpp"
 #include "plugin/pipeline.hpp"
@@ -448,7 +449,15 @@ int main(int argc, char** argv) {
     app.add_option("--pairs-out", pairs_out,
                    "write the CAT pairs' token ids (for bench/bench_pipeline_pytorch.py)");
     app.add_option("--seed", seed, "MiniLM initialisation seed")->capture_default_str();
+    bool default_malloc = false;
+    app.add_flag("--default-malloc", default_malloc,
+                 "glibc's allocator defaults instead of plumb::tune_allocator_for_inference() "
+                 "(what the plumb CLI applies; plugin/allocator.hpp)");
     CLI11_PARSE(app, argc, argv);
+    {
+        const std::string alloc = default_malloc ? "" : plumb::tune_allocator_for_inference();
+        std::printf("allocator: %s\n", alloc.empty() ? "glibc defaults" : alloc.c_str());
+    }
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible through a pipe (tee)
 
     try {

@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 
 #include "bench/matmul_peak.hpp"
+#include "plugin/allocator.hpp"
 #include "rerank/bert.hpp"
 #include "rerank/bi_encoder.hpp"
 #include "rerank/cross_encoder.hpp"
@@ -289,7 +290,15 @@ int main(int argc, char** argv) {
     app.add_flag("--skip-ann", skip_ann, "Skip the FAISS benchmark");
     app.add_flag("--skip-int8", skip_int8, "Skip the int8 cross-encoder figures");
     app.add_flag("--only-cat", only_cat, "Only the cross-encoder figures (no encoding, no FAISS)");
+    bool default_malloc = false;
+    app.add_flag("--default-malloc", default_malloc,
+                 "glibc's allocator defaults instead of plumb::tune_allocator_for_inference() "
+                 "(what the plumb CLI applies; plugin/allocator.hpp)");
     CLI11_PARSE(app, argc, argv);
+    {
+        const std::string alloc = default_malloc ? "" : plumb::tune_allocator_for_inference();
+        std::printf("allocator: %s\n", alloc.empty() ? "glibc defaults" : alloc.c_str());
+    }
     if (quick) {
         candidates = std::min<std::size_t>(candidates, 100);
         encode_n = std::min<std::size_t>(encode_n, 200);

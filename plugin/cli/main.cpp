@@ -10,9 +10,11 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "plugin/allocator.hpp"
 #include "plugin/cli/command.hpp"
 #include "plugin/error.hpp"
 #include "plugin/text_io.hpp"
@@ -325,6 +327,12 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Large inference temporaries from the heap instead of a fresh mmap per forward pass
+    // (plugin/allocator.hpp); PLUMB_MALLOC=default keeps glibc's defaults, and GLIBC_TUNABLES
+    // malloc settings win.
+    if (const char* m = std::getenv("PLUMB_MALLOC"); !(m && std::string_view(m) == "default")) {
+        plumb::tune_allocator_for_inference();
+    }
 #ifdef PLUMB_WITH_MPI
     // MPI starts only when a launcher (mpirun, srun) started this process; a plain `plumb`
     // never touches MPI. Finalised when main returns.
