@@ -6,7 +6,8 @@
 // BERTs do not learn a stable ranking). Table 4's analogue (uniform answer positions): TK trained
 // on the original triples loses less on rotation than on early-answer data. Paper 002 (Appendix
 // A): S_1 ⊆ ... ⊆ S_k ⊆ All. Papers 001, 003, 004: the tables' shape and one-to-one matching's
-// equal female / male counts (their directions are printed, not robust at this size).
+// equal female / male counts; 004's direction (IBBR lowers |dA-PRF|) on its larger --tiny
+// collection; 001's and 003's are printed, not asserted (not robust at this size).
 // Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
 // thread per process.
 
@@ -126,21 +127,17 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // near-duplicate train negatives with mirrored gender; TK's gender words share a gender
     // axis), 003 and 004 on their own (003: complexity cue position, unseen clause words,
     // full-coverage hard negatives; 004: gendered candidates with a planted training
-    // preference). Their effect directions are printed (checks.txt) but not asserted: at the
-    // tiny size (13 neutral and 7 gendered test queries, 20 test queries over three terciles)
-    // they do not hold robustly. 003: at --tiny (10 dev queries, 3-4 per planted level; 150
+    // preference). 001's and 003's effect directions are printed (checks.txt) but not asserted:
+    // at the tiny size (13 neutral and 7 gendered test queries, 20 test queries over three
+    // terciles) they do not hold robustly; 004's is asserted (below). 003: at --tiny (10 dev queries, 3-4 per planted level; 150
     // steps on 600 triples) even the baseline's planted deficit on complex queries is within
     // noise (seed 42: dev simple / medium / complex 0.658 / 0.508 / 0.471, and the cue-free TK's
     // dev c_v 0.196 is above the baseline's 0.148), and with the per-weak-learner alphas of the
     // default size three of the four test checks fail at seed 42 (less-data's robust model
     // collapses: test nDCG@10 0.241) and at seed 43 (only noun-phrases holds), so no 003
     // direction is asserted (README, "The main job"; at the default size two of four hold).
-    // 001 at --tiny: TK-Original's dev probe gap (its
-    // preference for male words) is above two standard errors for both training seeds at
-    // collection seed 42 (+0.137, +0.100), but balancing's effect on test ARaB@10 is not (13
-    // neutral test queries; README, 001), so no 001 direction is asserted either. Asserted: the
-    // tables' shape, every model's probe, one-to-one matching's counts and the added triples'
-    // own negatives.
+    // 001: see its direction below. Asserted here: the tables' shape, every model's probe,
+    // one-to-one matching's counts and the added triples' own negatives.
     const auto balance = read_json(out / "causes" / "balance" / "report.json");
     ASSERT_TRUE(balance["one_to_one"].get<bool>());
     EXPECT_EQ(balance["negatives"], "generated_negatives.tsv");
@@ -171,6 +168,18 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const std::string chosen = dev001["chosen"].get<std::string>();
     EXPECT_EQ(chosen.rfind("tk-balanced-r", 0), 0u) << chosen;
     EXPECT_EQ(t001["chosen"], chosen);
+    // 001's direction is NOT asserted: at --tiny it does not hold robustly, not even the premise
+    // (TK-Original's dev gender-swap probe gap above two standard errors for both training
+    // seeds). With the preset's collection (13 neutral test queries) the premise held at
+    // collection seeds 42 / 43 but not 44 (README, 001). Tried (not kept: it costs time and
+    // makes nothing assertable): a larger 001 collection at --tiny (4,000 passages; 200 train,
+    // 40 dev, 100 test queries; 2,000 generated pairs). Collection seeds 42 / 43 / 44 / 45:
+    // premise holds / holds / not (gaps +0.012, +0.001, SE ~0.007) / holds; dev probe gap
+    // (training-seed mean) TK-Original -> chosen r 0.087 -> 0.051 / 0.060 -> 0.089 / 0.007 ->
+    // 0.002 / 0.049 -> 0.076; test ARaB@10 tf +0.019 -> +0.029 / -0.025 -> -0.002 / -0.013 ->
+    // -0.009 / +0.043 -> +0.078 (56-61 neutral test queries); a paired probe on the test neutral
+    // queries moved -0.020 (SE 0.002) at 42 and +0.030 (SE 0.002) at 43: significant both ways.
+    // At the default size the effect holds (README, 001).
     const auto t003 = read_json(out / "table-003.json");
     // Baseline, cue-free TK, EqualizeIR with four weak learners.
     ASSERT_EQ(t003["rows"].size(), 6u) << t003.dump(2);
@@ -210,14 +219,9 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // 004 (own collection: gendered candidates, a gender preference planted in the training
     // triples): the test table (DOT, IBBR-PD, IBBR-TS) with PRF and nPRF over each model's
     // re-ranked candidates (its dev-tuned depth, 20 at this size), the standard error of
-    // PRF_m - PRF_f, the trainer's nPRF non-relevant set (the query's own negatives) and R
-    // (softmax), and the dev table lambda was chosen on (one candidate per term by default).
-    // |dA-PRF|'s direction is not asserted: the tiny BERT-DOT (1 x 64, 60 steps) does not
-    // learn the planted preference reliably — its dev |dA-PRF| at seeds 42 / 43 / 44 is 0.074 /
-    // 0.013 / 0.132 with a standard error of ~0.09 (40 dev queries), so there is no
-    // significant gap to remove; IBBR (checked with PD 10, TS 0.3) was below it on dev in 3 of 6 cases (seed
-    // 43: both above; 44: PD above). At the default size the baseline's gap is ~5 standard
-    // errors and both terms lower it on dev and test (README, "The main job").
+    // PRF_m - PRF_f, the paired change of PRF_m - PRF_f against the baseline, the trainer's nPRF
+    // non-relevant set (the query's own negatives) and R (softmax), and the dev table lambda was
+    // chosen on (one candidate per term by default).
     const auto t004 = read_json(out / "table-004.json");
     ASSERT_EQ(t004["rows"].size(), 3u) << t004.dump(2);  // DOT, IBBR-PD, IBBR-TS
     EXPECT_EQ(t004["split"], "test");
@@ -239,6 +243,43 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const auto t004dev = read_json(out / "table-004-dev.json");
     EXPECT_EQ(t004dev["split"], "dev");
     EXPECT_EQ(t004dev["rows"].size(), 3u) << t004dev.dump(2);
+    // 004's direction. At --tiny the section's collection is larger than the preset (5,000
+    // passages, 300 train queries: 3,000 triples; 80 dev and 100 test queries) and its 1 x 64
+    // BERT-DOTs train 100 steps: on the preset's 60 train queries (600 triples, 60 steps) the
+    // baseline did not learn the planted preference (dev |dA-PRF| 0.074 / 0.013 / 0.132 at
+    // collection seeds 42 / 43 / 44, SE ~0.09). Observed with this setting at collection seeds
+    // 42 / 43 / 44 / 45 / 46: the baseline's PRF_m - PRF_f (the planted male preference) dev
+    // +0.090 / +0.147 / +0.099 / +0.119 / +0.143, test +0.119 / +0.157 / +0.223 / +0.126 /
+    // +0.141 (SE 0.05-0.06); IBBR-PD's |dA-PRF| lower than the baseline's on dev by 0.027 /
+    // 0.110 / 0.089 / 0.117 / 0.122 and on test by 0.094 / 0.061 / 0.052 / 0.117 / 0.012;
+    // IBBR-TS's lower on test by 0.032 / 0.133 / 0.094 / 0.021 / 0.006 (on dev not at 44 and 45);
+    // test nDCG@10 of either IBBR model >= 0.875 x the baseline's. The paired change of PRF_m -
+    // PRF_f is beyond one paired SE for PD at 42 / 43 / 44 / 45 only, so not asserted. Asserted,
+    // with tolerances inside those spreads: the preference learned (gap > 0.05 on dev and test),
+    // PD lower on dev by > 0.01 and lower on test, TS lower on test (its smallest margin, 0.006 at
+    // seed 46, is why nothing stronger is asserted for TS), nDCG@10 >= 0.8 x the baseline's.
+    {
+        const auto& base = t004["rows"][0];
+        const auto& dbase = t004dev["rows"][0];
+        const std::string tables = read_file(out / "table-004-dev.txt") +
+                                   read_file(out / "table-004.txt");
+        for (const auto* b : {&base, &dbase})
+            EXPECT_GT((*b)["prf_male"].get<double>() - (*b)["prf_female"].get<double>(), 0.05)
+                << tables;
+        const auto& pd = t004["rows"][1];
+        const auto& ts = t004["rows"][2];
+        const auto& dpd = t004dev["rows"][1];  // the one PD candidate (lambda 10)
+        EXPECT_EQ(dpd["fairness"], "pd");
+        EXPECT_LT(dpd["delta_prf"].get<double>(), dbase["delta_prf"].get<double>() - 0.01)
+            << tables;
+        EXPECT_LT(pd["delta_prf"].get<double>(), base["delta_prf"].get<double>()) << tables;
+        EXPECT_LT(ts["delta_prf"].get<double>(), base["delta_prf"].get<double>()) << tables;
+        for (const auto* r : {&pd, &ts})
+            EXPECT_GE((*r)["ndcg10"].get<double>(), 0.8 * base["ndcg10"].get<double>())
+                << tables;
+        EXPECT_TRUE(base["gap_change"].is_null());  // the baseline against itself: none
+        EXPECT_TRUE(pd["gap_change"].is_number() && pd["gap_change_se"].get<double>() > 0);
+    }
 
     // ---- Post-filter sweep on TK-Original: the unfiltered row, FA*IR at 3 proportions, bias
     // balance at 4 budgets, and the plot.
