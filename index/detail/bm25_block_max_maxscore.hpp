@@ -73,12 +73,14 @@ struct Bm25BlockMaxMaxScore {
         cur.resize(m);
         auto& w = ws.weight;  // by sorted position
         w.resize(m);
+        // (A helper's cursors start at its first chunk.)
+        const std::uint32_t from = par && par->task ? par->task->chunk_lo(par->chunk) : 0;
         for (std::size_t j = 0; j < m; ++j) {
             const Bm25Term& t = q[m - 1 - j];
             cur[j] = &ws.block_cursor(j);
             cur[j]->open(d.postings, static_cast<std::uint64_t>(t.entry - d.terms.data()),
                          static_cast<std::uint32_t>(t.entry->df), query.block_bound, query.norm,
-                         t.w);
+                         t.w, from);
             w[j] = t.w;
         }
         auto& bcum = ws.block_cum;  // bcum[j] = block bounds of sorted terms 0..j at `doc`
