@@ -88,7 +88,8 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 /// Intra-query parallelism for long queries, on the block-max MaxScore path (the default for
 /// k <= pruning_max_k on indexes with block-max metadata; other algorithms ignore it): a query
 /// still running `after_ms` after its search began (not counting the time its thread spent on
-/// other queries' chunks meanwhile) splits the rest of its document-number range
+/// other queries' chunks meanwhile), and not nearly done (its rest, projected at its speed so
+/// far, takes at least after_ms / 4), splits the rest of its document-number range
 /// into `parts` chunks, which the threads that search the same Bm25Searcher concurrently with
 /// this option set take over at the start of their next search call or, while their own query
 /// has not split, every fourth window boundary (windows of up to 4,096 documents), sharing the query's score threshold: a thread starts others' chunks only within

@@ -955,3 +955,24 @@ TEST(IntraQuerySpinMutex, ExcludesAndCountsContention) {
     EXPECT_TRUE(mu.try_lock());
     mu.unlock();
 }
+
+TEST(IntraQuerySplitTest, NearlyDoneQueriesDoNotSplit) {
+    // Bm25BlockMaxMaxScore::worth_splitting: not before `after`; after it, only when the rest
+    // projected at the speed so far (elapsed x documents left / documents done) is at least a
+    // quarter of `after`.
+    using namespace std::chrono;
+    pd::IntraQueryRun run;
+    run.n_docs = 100000;
+    run.after = duration_cast<steady_clock::duration>(milliseconds(1));
+    run.start = steady_clock::now() - milliseconds(2);  // 2 ms (or more, if preempted) ago
+    // Half done: the rest projects to >= 2 ms.
+    EXPECT_TRUE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 50000));
+    // 99.99 % done: the rest projects to 0.1 us per ms elapsed (a split would need 2.5 s).
+    EXPECT_FALSE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 99990));
+    // Not yet `after` (1 hour).
+    run.after = duration_cast<steady_clock::duration>(hours(1));
+    EXPECT_FALSE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 50000));
+    // after = 0 (as the tests that force splits use): any position splits.
+    run.after = steady_clock::duration::zero();
+    EXPECT_TRUE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 99990));
+}
