@@ -160,6 +160,8 @@ struct SearchRun {
     double p50_ms = 0;
     double p99_ms = 0;
     double mean_hits = 0;
+    /// plumb with intra-query parallelism: what the searcher's counters moved by over the pass.
+    plumb::index::Bm25Searcher::IntraQueryCounts intra{};
     /// Per query, in completion order: query number, thread, start (ms since the pass began),
     /// latency ms (--latencies).
     struct Sample {
@@ -407,7 +409,17 @@ int main(int argc, char** argv) {
         for (std::size_t round = 0; round < rounds; ++round) {
             for (std::size_t i = 0; i < passes.size(); ++i) {
                 const auto& c = passes[i];
+                const auto before = searcher->intra_query_counts();
                 auto r = timed_pass(c.system, nq, c.threads, c.k, plumb_worker(c.k, c.split));
+                const auto after = searcher->intra_query_counts();
+                r.intra = {after.splits - before.splits, after.helper_joins - before.helper_joins,
+                           after.owner_waits - before.owner_waits,
+                           after.owner_sleeps - before.owner_sleeps,
+                           after.owner_wait_ns - before.owner_wait_ns,
+                           after.sched_contended - before.sched_contended,
+                           after.sched_blocked - before.sched_blocked,
+                           after.pool_contended - before.pool_contended,
+                           after.pool_blocked - before.pool_blocked};
                 if (round == 0) {
                     pooled[i] = std::move(r);
                     continue;
@@ -416,6 +428,15 @@ int main(int argc, char** argv) {
                 p.samples.insert(p.samples.end(), r.samples.begin(), r.samples.end());
                 p.seconds += r.seconds;
                 p.mean_hits += r.mean_hits;
+                p.intra.splits += r.intra.splits;
+                p.intra.helper_joins += r.intra.helper_joins;
+                p.intra.owner_waits += r.intra.owner_waits;
+                p.intra.owner_sleeps += r.intra.owner_sleeps;
+                p.intra.owner_wait_ns += r.intra.owner_wait_ns;
+                p.intra.sched_contended += r.intra.sched_contended;
+                p.intra.sched_blocked += r.intra.sched_blocked;
+                p.intra.pool_contended += r.intra.pool_contended;
+                p.intra.pool_blocked += r.intra.pool_blocked;
             }
         }
         for (auto& p : pooled) {  // figures over every round
@@ -552,6 +573,26 @@ int main(int argc, char** argv) {
                                      {"p50_ms", r.p50_ms},
                                      {"p99_ms", r.p99_ms},
                                      {"seconds", r.seconds}});
+        }
+        for (const auto& r : runs) {
+            if (r.system.rfind("plumb", 0) != 0) continue;  // (Xapian: no such counters)
+            if (r.threads > 1)
+                std::printf("  %s %u threads k=%zu: locks contended: scheduler %llu (%llu blocked), "
+                            "workspace pool %llu (%llu blocked)\n",
+                            r.system.c_str(), r.threads, r.k,
+                            static_cast<unsigned long long>(r.intra.sched_contended),
+                            static_cast<unsigned long long>(r.intra.sched_blocked),
+                            static_cast<unsigned long long>(r.intra.pool_contended),
+                            static_cast<unsigned long long>(r.intra.pool_blocked));
+            if (r.intra.splits == 0) continue;
+            std::printf(
+                "  %s %u threads k=%zu: %llu splits, %llu helper joins; owners waited for helpers "
+                "%llu times (%llu slept), %.3f ms in all\n",
+                r.system.c_str(), r.threads, r.k, static_cast<unsigned long long>(r.intra.splits),
+                static_cast<unsigned long long>(r.intra.helper_joins),
+                static_cast<unsigned long long>(r.intra.owner_waits),
+                static_cast<unsigned long long>(r.intra.owner_sleeps),
+                static_cast<double>(r.intra.owner_wait_ns) * 1e-6);
         }
         if (!latencies_out.empty()) {
             const std::string tmp = latencies_out + ".tmp";

@@ -37,7 +37,8 @@ struct Bm25Searcher::Impl {
     /// Key: k1, b (-b - 1 for Lucene lengths), avgdl (the index's own, or a sharded collection's).
     using NormKey = std::tuple<float, float, double>;
     mutable std::map<NormKey, std::shared_ptr<const std::vector<float>>> norms;
-    /// Idle workspaces, each with the thread that last used it.
+    /// Idle workspaces, each with the thread that last used it (guarded by pool_mu).
+    mutable detail::SpinMutex pool_mu;
     mutable std::vector<std::pair<std::thread::id, std::unique_ptr<Bm25Workspace>>> pool;
     /// Sharded search: max_frac_default per term at the avgdl `bounds_avgdl` (term_stats).
     mutable double bounds_avgdl = -1;
@@ -84,7 +85,7 @@ struct Bm25Searcher::Impl {
     std::unique_ptr<Bm25Workspace> acquire() const {
         const auto self = std::this_thread::get_id();
         {
-            std::lock_guard lock(mu);
+            std::lock_guard lock(pool_mu);
             if (!pool.empty()) {
                 auto it = pool.end();
                 for (auto i = pool.begin(); i != pool.end(); ++i)
@@ -98,7 +99,7 @@ struct Bm25Searcher::Impl {
         return std::make_unique<Bm25Workspace>(d, mu);
     }
     void release(std::unique_ptr<Bm25Workspace> w) const {
-        std::lock_guard lock(mu);
+        std::lock_guard lock(pool_mu);
         pool.emplace_back(std::this_thread::get_id(), std::move(w));
     }
 
@@ -208,7 +209,13 @@ struct Bm25Searcher::Impl {
         // (No split into chunks narrower than the first window: nothing to gain.)
         run.min_docs = intra.parts * detail::kFirstScoreWindow;
         run.own = &task;
-        run.help = [this, &run, &budget] { help(run.help_until, budget, false); };
+        // (Time spent on other queries' chunks does not count towards this query's split
+        // clock: a short query that lent its thread must not look long and split.)
+        run.help = [this, &run, &budget] {
+            const auto h0 = std::chrono::steady_clock::now();
+            help(run.help_until, budget, false);
+            run.start += std::chrono::steady_clock::now() - h0;
+        };
         try {
             detail::Bm25BlockMaxMaxScore{}.scan(query, ws, top, &run);
         } catch (...) {
@@ -262,8 +269,9 @@ std::shared_ptr<const Bm25Searcher> Bm25Searcher::open(const std::filesystem::pa
 }
 
 Bm25Searcher::IntraQueryCounts Bm25Searcher::intra_query_counts() const {
-    const auto [splits, joins] = m_impl->scheduler.counts();
-    return {splits, joins};
+    const auto s = m_impl->scheduler.stats();
+    return {s.splits, s.joins, s.waits, s.sleeps, s.wait_ns, s.contended, s.blocked,
+            m_impl->pool_mu.contended(), m_impl->pool_mu.blocked()};
 }
 
 std::vector<WeightedTerm> Bm25Searcher::query_terms(std::string_view query_text) const {
@@ -416,7 +424,13 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
     for (const auto& t : q) postings += static_cast<std::uint64_t>(t.entry->df);
     const std::uint64_t min_postings = split ? intra.exhaustive_min_postings : 0;
     detail::LendBudget budget{postings, min_postings};
-    if (split && m_impl->scheduler.pending()) m_impl->help(lend_until, budget, true);
+    // The split clock of a block-max query starts after this help (intra-query parallelism
+    // splits queries long by their own work, not by the time their thread lent to others).
+    auto scan_start = start;
+    if (split && m_impl->scheduler.pending()) {
+        m_impl->help(lend_until, budget, true);
+        scan_start = std::chrono::steady_clock::now();
+    }
     auto ws = m_impl->acquire();
     try {
         // One case per algorithm (detail/bm25_*.hpp), each with the top-k queue it fills.
@@ -427,7 +441,7 @@ std::vector<Hit> Bm25Searcher::search_impl(std::span<const WeightedTerm> terms, 
                 break;
             case SearchAlgorithm::BlockMaxMaxScore:
                 if (split) {
-                    hits = m_impl->search_split(query, *ws, k, intra, start, lend_until, budget);
+                    hits = m_impl->search_split(query, *ws, k, intra, scan_start, lend_until, budget);
                 } else {
                     hits = run<detail::Bm25BlockMaxMaxScore>(query, *ws, detail::TopKHeap(k));
                 }

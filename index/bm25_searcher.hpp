@@ -87,7 +87,9 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 
 /// Intra-query parallelism for long queries, on the block-max MaxScore path (the default for
 /// k <= pruning_max_k on indexes with block-max metadata; other algorithms ignore it): a query
-/// still running `after_ms` after its search began splits the rest of its document-number range
+/// still running `after_ms` after its search began (not counting the time its thread spent on
+/// other queries' chunks meanwhile), and not nearly done (its rest, projected at its speed so
+/// far, takes at least after_ms / 4), splits the rest of its document-number range
 /// into `parts` chunks, which the threads that search the same Bm25Searcher concurrently with
 /// this option set take over at the start of their next search call or, while their own query
 /// has not split, every fourth window boundary (windows of up to 4,096 documents), sharing the query's score threshold: a thread starts others' chunks only within
@@ -105,7 +107,7 @@ SearchAlgorithm search_algorithm_from_name(std::string_view name);
 inline constexpr unsigned kMaxIntraQueryParts = 1024;
 struct IntraQueryOptions {
     unsigned parts = 0;     ///< chunks of a split; 0 or 1: off (the default)
-    double after_ms = 0.5;  ///< split a query still running after this long (>= 0)
+    double after_ms = 0.5;  ///< split a query that has scanned this long (>= 0)
     double lend_ms = 0.25;  ///< help others only within this long of a query's start (>= 0)
     /// The exhaustive path (k > pruning_max_k, or SearchAlgorithm::Exhaustive; needs block-max
     /// metadata): a query whose terms' postings (the sum of their document frequencies: what
@@ -179,11 +181,19 @@ public:
     /// first occurrence.
     std::vector<WeightedTerm> query_terms(std::string_view query_text) const;
 
-    /// Intra-query parallelism so far (SearchOptions::intra_query): queries that split, and
-    /// times a thread joined another query's split to scan its chunks. Thread-safe.
+    /// Intra-query parallelism so far (SearchOptions::intra_query): queries that split, times a
+    /// thread joined another query's split to scan its chunks, waits and lock contention
+    /// (diagnostics; bench_index prints them per pass). Thread-safe.
     struct IntraQueryCounts {
         std::uint64_t splits = 0;
         std::uint64_t helper_joins = 0;
+        /// Split queries whose thread, done with every chunk, waited for a helper's last
+        /// chunk; of them, the waits that outlasted a short spin and slept; their total time.
+        std::uint64_t owner_waits = 0, owner_sleeps = 0, owner_wait_ns = 0;
+        /// Locks of the searcher's shared mutexes (the split queries' scheduler, the workspace
+        /// pool) that found them taken, and those of them that then blocked (slept) after a
+        /// short spin.
+        std::uint64_t sched_contended = 0, sched_blocked = 0, pool_contended = 0, pool_blocked = 0;
     };
     IntraQueryCounts intra_query_counts() const;
 

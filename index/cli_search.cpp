@@ -50,6 +50,7 @@ struct SearchArgs {
     std::string topic_field = "title";
     bool quiet = false;
     std::string pipeline;  ///< JSON pipeline configuration (replaces the BM25 options)
+    plumb::index::IntraQueryOptions intra;  ///< --intra-query-* (parts 0: off)
 };
 
 /// `--pipeline FILE`: the configured pipeline instead of plain BM25 (same as `plumb pipeline`).
@@ -151,6 +152,7 @@ void run_search(const SearchArgs& a) {
     o.rm3_params.fb_terms = a.fb_terms;
     o.rm3_params.original_query_weight = a.original_weight;
     o.algorithm = pi::search_algorithm_from_name(a.algorithm);
+    o.intra_query = a.intra;
     std::string tag = a.tag.empty() ? (a.rm3 ? "plumb-bm25-rm3" : "plumb-bm25") : a.tag;
 
     // Streams the run in chunks of queries so that memory stays bounded for large topic sets.
@@ -210,6 +212,14 @@ void run_search(const SearchArgs& a) {
     }
 #endif
     if (!rank0) return;
+    if (searcher && a.intra.parts >= 2) {
+        const auto c = searcher->intra_query_counts();
+        std::fprintf(stderr,
+                     "intra-query parallelism: %llu queries split, other threads took over "
+                     "chunks %llu times\n",
+                     static_cast<unsigned long long>(c.splits),
+                     static_cast<unsigned long long>(c.helper_joins));
+    }
     std::fprintf(stderr, "searched %zu queries (%llu bad lines skipped): %zu results -> %s\n",
                  queries.size(), static_cast<unsigned long long>(skipped), lines, a.output.c_str());
 }
@@ -259,6 +269,27 @@ void add_search(CLI::App& app) {
                     "taat-maxscore or block-max-maxscore; all give identical results")
         ->check(CLI::IsMember(algorithm_names()))
         ->capture_default_str();
+    // Intra-query parallelism (SearchOptions::intra_query; index/README.md).
+    cmd->add_option("--intra-query-parts", args->intra.parts,
+                    "With --threads > 1: split a long query into this many document ranges "
+                    "that the other search threads take over (same results; lower latency of "
+                    "long queries). 0 = off")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, plumb::index::kMaxIntraQueryParts));
+    cmd->add_option("--intra-query-after-ms", args->intra.after_ms,
+                    "... a block-max query (k <= 100) splits once it has scanned this long")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--intra-query-lend-ms", args->intra.lend_ms,
+                    "... a thread takes others' block-max ranges only within this long of its own "
+                    "query's start")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--intra-query-exhaustive-postings", args->intra.exhaustive_min_postings,
+                    "... an exhaustive query (k > 100) with this many postings splits at its "
+                    "start (0: never)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--analyzer", args->analyzer,
                     "Require an index built with this analyzer (lucene3 or anserini; the "
                     "index's analyzer is always used)")

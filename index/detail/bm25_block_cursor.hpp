@@ -3,6 +3,7 @@
 /// INTERNAL: the block-max postings cursor over postings.bin version 2 (detail/postings.hpp),
 /// used by the block-max query algorithms (detail/bm25_block_max_maxscore.hpp).
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -38,12 +39,15 @@ struct BlockCursor {
     std::uint32_t doc = kEndDoc;
     std::uint32_t tf = 0;
 
-    /// Positions the cursor on the first posting of term `ordinal` (df postings).
+    /// Positions the cursor on the first posting of term `ordinal` (df postings) whose
+    /// document is >= `from` (kEndDoc when there is none): a chunk of a split query
+    /// (detail/bm25_intra_query.hpp) is entered without decoding the blocks before it.
     /// `prefetch` (optional): a per-document array (the length norms) next() prefetches a few
     /// postings ahead: the essential lists score every posting they visit. `weight`: the
     /// term's query weight, which multiplies the block bounds of block_ub().
     void open(const PostingsFile& f, std::uint64_t ordinal, std::uint32_t df,
-              const BlockBoundParams& bound, const float* prefetch = nullptr, float weight = 1.0f) {
+              const BlockBoundParams& bound, const float* prefetch = nullptr, float weight = 1.0f,
+              std::uint32_t from = 0) {
         m_file = &f;
         m_prefetch = prefetch;
         m_blocks = f.blocks(ordinal);
@@ -57,7 +61,19 @@ struct BlockCursor {
             set_block(static_cast<std::uint32_t>(m_blocks.size()));
             return;
         }
-        decode(0);
+        if (from == 0) {
+            decode(0);
+            return;
+        }
+        set_block(0);
+        if (!shallow_geq(from)) {  // (as next_geq past the last posting)
+            decode(static_cast<std::uint32_t>(m_blocks.size()) - 1);
+            m_pos = m_len;
+            doc = kEndDoc;
+            return;
+        }
+        decode(m_cur);
+        next_geq(from);
     }
 
     /// Moves to the next posting.
@@ -220,11 +236,33 @@ private:
             m_block_ub = 0;
         }
     }
-    /// The first block from the block pointer on whose last document is >= target.
+    /// The first block from the block pointer on whose last document is >= target: a few
+    /// steps (the common case: the next block or one after it), else galloping and a binary
+    /// search (far targets: a chunk of a split query entered after others' chunks, where a
+    /// walk would read every block entry in between).
     void advance_block(std::uint32_t target) {
         const std::size_t n = m_blocks.size();
         std::size_t c = m_cur;
-        while (c < n && m_blocks[c].last_doc < target) ++c;
+        for (int i = 0; i < 4; ++i, ++c) {
+            if (c >= n || m_blocks[c].last_doc >= target) {
+                set_block(static_cast<std::uint32_t>(c));
+                return;
+            }
+        }
+        // Blocks before lo end below target; the answer is in [lo, hi).
+        std::size_t lo = c, hi = n;
+        for (std::size_t step = 8; lo + step < n; step *= 2) {
+            if (m_blocks[lo + step].last_doc >= target) {
+                hi = lo + step + 1;
+                break;
+            }
+            lo += step + 1;
+        }
+        const auto* b = m_blocks.data();
+        c = static_cast<std::size_t>(
+            std::partition_point(b + lo, b + hi,
+                                 [target](const PostingsBlock& x) { return x.last_doc < target; }) -
+            b);
         set_block(static_cast<std::uint32_t>(c));
     }
     [[noreturn]] void corrupt() const {

@@ -51,6 +51,35 @@ namespace plumb::index::detail {
 
 struct Bm25Query;
 
+/// A mutex for the short critical sections that the threads searching one Bm25Searcher share
+/// (the workspace pool, the open split queries): it spins briefly before blocking. std::mutex
+/// blocks at once; the waiter sleeps, and on an idle (virtual) machine its core halts, so its
+/// wake-up takes far longer than the section it waited for. Counts its contended locks.
+class SpinMutex {
+public:
+    void lock() {
+        if (m_mu.try_lock()) return;
+        m_contended.fetch_add(1, std::memory_order_relaxed);
+        for (int i = 0; i < 100; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if (m_mu.try_lock()) return;
+        }
+        m_blocked.fetch_add(1, std::memory_order_relaxed);
+        m_mu.lock();
+    }
+    bool try_lock() { return m_mu.try_lock(); }
+    void unlock() { m_mu.unlock(); }
+    /// Locks that found the mutex taken, and those of them that then blocked.
+    std::uint64_t contended() const { return m_contended.load(std::memory_order_relaxed); }
+    std::uint64_t blocked() const { return m_blocked.load(std::memory_order_relaxed); }
+
+private:
+    std::mutex m_mu;
+    std::atomic<std::uint64_t> m_contended{0}, m_blocked{0};
+};
+
 /// One split query: its document range [lo, n_docs) in `parts` chunks of decreasing width (as
 /// OpenMP's guided schedule: chunk c spans the fractions 1 - ((parts - c) / parts)^2 to
 /// 1 - ((parts - c - 1) / parts)^2 of the range, widths 2 (parts - c) - 1 in parts^2): whoever
@@ -180,22 +209,37 @@ public:
             m_tasks.erase(std::find(m_tasks.begin(), m_tasks.end(), &t));
             m_open.store(static_cast<unsigned>(m_tasks.size()), std::memory_order_relaxed);
         }
+        if (t.active.load(std::memory_order_acquire) == 0) return;
+        const auto w0 = std::chrono::steady_clock::now();
+        bool slept = false;
         // A helper has at most one chunk left: spin briefly, then sleep.
         for (int i = 0; i < 2000; ++i) {
-            if (t.active.load(std::memory_order_acquire) == 0) return;
+            if (t.active.load(std::memory_order_acquire) == 0) break;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
         }
-        std::unique_lock lock(m_mu);
-        m_done.wait(lock, [&] { return t.active.load(std::memory_order_acquire) == 0; });
+        std::unique_lock<SpinMutex> lock(m_mu);
+        if (t.active.load(std::memory_order_acquire) != 0) {
+            slept = true;
+            m_done.wait(lock, [&] { return t.active.load(std::memory_order_acquire) == 0; });
+        }
+        ++m_waits;
+        m_sleeps += slept;
+        m_wait_ns += static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0)
+                .count());
+    }
+    /// Queries split, helper joins, closes that waited for a helper (of them: that slept),
+    /// the time they waited, and the scheduler mutex's contended and blocked locks so far.
+    struct Stats {
+        std::uint64_t splits, joins, waits, sleeps, wait_ns, contended, blocked;
+    };
+    Stats stats() const {
+        std::lock_guard lock(m_mu);
+        return {m_splits, m_joins, m_waits, m_sleeps, m_wait_ns, m_mu.contended(), m_mu.blocked()};
     }
 
-    /// Queries split and helper joins so far.
-    std::pair<std::uint64_t, std::uint64_t> counts() const {
-        std::lock_guard lock(m_mu);
-        return {m_splits, m_joins};
-    }
 
 private:
     /// Adds the predicted postings of t's next chunk to `budget` if they fit (LendBudget).
@@ -209,9 +253,9 @@ private:
         return true;
     }
 
-    mutable std::mutex m_mu;
-    std::uint64_t m_splits = 0, m_joins = 0;
-    std::condition_variable m_done;
+    mutable SpinMutex m_mu;
+    std::uint64_t m_splits = 0, m_joins = 0, m_waits = 0, m_sleeps = 0, m_wait_ns = 0;
+    std::condition_variable_any m_done;
     std::vector<SplitTask*> m_tasks;
     std::atomic<unsigned> m_open{0};
 };

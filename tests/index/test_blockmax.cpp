@@ -239,6 +239,58 @@ TEST_F(TieCorpus, BlockCursorReadsEveryPostingAndBoundsEveryFactor) {
     }
 }
 
+TEST_F(TieCorpus, BlockCursorOpensAtAnyDocumentAndFindsFarBlocks) {
+    // open(..., from) lands on the first posting >= from and then reads the rest of the list;
+    // block_ub(target) moves the block pointer to the first block whose last document is >=
+    // target, whether the target is in the next few blocks (a short walk) or far ahead
+    // (galloping and a binary search): checked against the postings and the block table read
+    // directly, for targets 1 to 2,000 documents apart.
+    const auto& d = searcher->index().data();
+    pd::BlockBoundParams stored;
+    pd::BlockCursor c;
+    std::vector<std::int32_t> docs(300), freqs(300);
+    const auto n_docs = static_cast<std::uint32_t>(d.doclen.size());
+    std::size_t far_jumps = 0;
+    for (std::size_t t = 0; t < d.terms.size(); ++t) {
+        const auto& e = d.terms[t];
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> seq;
+        auto r = d.postings.reader(t, e.df);
+        while (auto n = r.read(docs.data(), freqs.data(), 300)) {
+            for (int j = 0; j < n; ++j) {
+                seq.emplace_back(static_cast<std::uint32_t>(docs[j]),
+                                 static_cast<std::uint32_t>(freqs[j]));
+            }
+        }
+        const auto blocks = d.postings.blocks(t);
+        for (std::uint32_t from : {0u, 1u, 127u, 128u, 1000u, 2999u, 4096u, 5999u, n_docs}) {
+            c.open(d.postings, t, static_cast<std::uint32_t>(e.df), stored, nullptr, 1.0f, from);
+            auto it = std::lower_bound(seq.begin(), seq.end(), std::make_pair(from, 0u));
+            for (; it != seq.end(); ++it, c.next()) {
+                ASSERT_EQ(c.doc, it->first) << t << " from " << from;
+                ASSERT_EQ(c.tf, it->second) << t << " from " << from;
+            }
+            ASSERT_EQ(c.doc, pd::kEndDoc) << t << " from " << from;
+        }
+        for (std::uint32_t step : {1u, 7u, 150u, 700u, 2000u}) {
+            c.open(d.postings, t, static_cast<std::uint32_t>(e.df), stored, nullptr, 2.0f);
+            std::size_t want = 0;  // the linear walk's block
+            for (std::uint32_t target = 1; target < n_docs + step; target += step) {
+                const std::size_t before = want;
+                while (want < blocks.size() && blocks[want].last_doc < target) ++want;
+                far_jumps += want - before > 4;
+                const double ub = c.block_ub(target);
+                if (want == blocks.size()) {
+                    ASSERT_EQ(ub, 0.0) << t << " target " << target;
+                } else {
+                    ASSERT_EQ(ub, 2.0 * stored.frac(blocks[want])) << t << " target " << target;
+                    ASSERT_EQ(c.block_last(), blocks[want].last_doc) << t << " target " << target;
+                }
+            }
+        }
+    }
+    EXPECT_GT(far_jumps, 100u);  // the galloping path ran
+}
+
 TEST_F(TieCorpus, BlockMaxMaxScoreEqualsExhaustive) {
     pi::SearchOptions ex, bm, au;
     ex.algorithm = pi::SearchAlgorithm::Exhaustive;
@@ -880,4 +932,47 @@ TEST(IntraQueryTies, TiedDocumentsAcrossChunkBoundaries) {
             expect_same(s->search(q, k, ex), scan_exhaustive_chunks(d, bq, k, parts, order),
                         "exhaustive chunks");
     }
+}
+
+TEST(IntraQuerySpinMutex, ExcludesAndCountsContention) {
+    // Two threads increment a plain counter under the mutex 200,000 times each: every
+    // increment survives (mutual exclusion), and the contention counters never exceed the
+    // locks taken (blocked <= contended <= 400,000).
+    pd::SpinMutex mu;
+    long counter = 0;
+    auto work = [&] {
+        for (int i = 0; i < 200000; ++i) {
+            std::lock_guard lock(mu);
+            ++counter;
+        }
+    };
+    std::thread a(work), b(work);
+    a.join();
+    b.join();
+    EXPECT_EQ(counter, 400000);
+    EXPECT_LE(mu.blocked(), mu.contended());
+    EXPECT_LE(mu.contended(), 400000u);
+    EXPECT_TRUE(mu.try_lock());
+    mu.unlock();
+}
+
+TEST(IntraQuerySplitTest, NearlyDoneQueriesDoNotSplit) {
+    // Bm25BlockMaxMaxScore::worth_splitting: not before `after`; after it, only when the rest
+    // projected at the speed so far (elapsed x documents left / documents done) is at least a
+    // quarter of `after`.
+    using namespace std::chrono;
+    pd::IntraQueryRun run;
+    run.n_docs = 100000;
+    run.after = duration_cast<steady_clock::duration>(milliseconds(1));
+    run.start = steady_clock::now() - milliseconds(2);  // 2 ms (or more, if preempted) ago
+    // Half done: the rest projects to >= 2 ms.
+    EXPECT_TRUE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 50000));
+    // 99.99 % done: the rest projects to 0.1 us per ms elapsed (a split would need 2.5 s).
+    EXPECT_FALSE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 99990));
+    // Not yet `after` (1 hour).
+    run.after = duration_cast<steady_clock::duration>(hours(1));
+    EXPECT_FALSE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 50000));
+    // after = 0 (as the tests that force splits use): any position splits.
+    run.after = steady_clock::duration::zero();
+    EXPECT_TRUE(pd::Bm25BlockMaxMaxScore::worth_splitting(run, 99990));
 }

@@ -193,3 +193,57 @@ TEST(SearchCli, ShardedRunsAreByteIdentical) {
         run("search -i " + d + "/s3 --topics " + d + "/extra.tsv -o " + d + "/x --quiet", log), 0);
     EXPECT_NE(slurp(log).find("shard 2 ('shard-002') is missing"), std::string::npos) << slurp(log);
 }
+
+TEST(SearchCli, IntraQueryParallelismGivesTheSameRun) {
+    // --intra-query-parts with 2 threads: queries split (after 0 ms at k = 10; every exhaustive
+    // query at k = 1000 with a postings threshold of 1), the stderr line counts the splits, and
+    // the run is byte-identical to the 1-thread run without splitting. Bad values are usage
+    // errors (exit 2).
+    TempDir dir("cli-intra");
+    std::string corpus, topics;
+    std::uint32_t x = 12345;
+    auto next = [&x] { return x = x * 1103515245u + 12345u, (x >> 16) % 30; };
+    for (int d = 0; d < 5000; ++d) {
+        corpus += "d" + std::to_string(d) + "\t";
+        const int len = 3 + static_cast<int>(next() % 20);
+        for (int w = 0; w < len; ++w) corpus += "word" + std::to_string(next()) + "x ";
+        corpus += "\n";
+    }
+    for (int q = 0; q < 40; ++q) {
+        topics += "q" + std::to_string(q) + "\t";
+        for (int w = 0; w < 3; ++w) topics += "word" + std::to_string(next()) + "x ";
+        topics += "\n";
+    }
+    write_file(dir / "c.tsv", corpus);
+    write_file(dir / "q.tsv", topics);
+    auto log = dir / "log.txt";
+    ASSERT_EQ(run("index --corpus " + (dir / "c.tsv").string() + " --index " +
+                      (dir / "idx").string() + " --quiet",
+                  log),
+              0)
+        << slurp(log);
+    const std::string base = "search --index " + (dir / "idx").string() + " --topics " +
+                             (dir / "q.tsv").string() + " --quiet --output ";
+    for (const char* k : {"10", "1000"}) {
+        const auto one = dir / (std::string("one") + k), two = dir / (std::string("two") + k);
+        ASSERT_EQ(run(base + one.string() + " --k " + k, log), 0) << slurp(log);
+        EXPECT_EQ(slurp(log).find("intra-query"), std::string::npos) << slurp(log);
+        ASSERT_EQ(run(base + two.string() + " --k " + k +
+                          " --threads 2 --intra-query-parts 4 --intra-query-after-ms 0 "
+                          "--intra-query-lend-ms 1000 --intra-query-exhaustive-postings 1",
+                      log),
+                  0)
+            << slurp(log);
+        // Every query has a term in the index: all 40 split.
+        EXPECT_NE(slurp(log).find("intra-query parallelism: 40 queries split"), std::string::npos)
+            << k << ": " << slurp(log);
+        EXPECT_FALSE(slurp(one).empty());
+        EXPECT_EQ(slurp(one), slurp(two)) << k;
+    }
+    for (const char* bad : {"--intra-query-parts 5000", "--intra-query-parts -1",
+                            "--intra-query-after-ms -1",
+                            "--intra-query-lend-ms x", "--intra-query-exhaustive-postings -3"}) {
+        EXPECT_EQ(run(base + (dir / "bad.txt").string() + " " + bad, log), 2) << bad;
+        EXPECT_FALSE(plumb_test::fs::exists(dir / "bad.txt")) << bad;
+    }
+}
