@@ -454,11 +454,11 @@ int main(int argc, char** argv) {
                  "glibc's allocator defaults instead of plumb::tune_allocator_for_inference() "
                  "(what the plumb CLI applies; plugin/allocator.hpp)");
     CLI11_PARSE(app, argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible through a pipe (tee)
     {
         const std::string alloc = default_malloc ? "" : plumb::tune_allocator_for_inference();
         std::printf("allocator: %s\n", alloc.empty() ? "glibc defaults" : alloc.c_str());
     }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress visible through a pipe (tee)
 
     try {
         const auto hosts = parse_list(host_list);

@@ -30,16 +30,44 @@ struct MatsArgs {
     std::string output;
 };
 
-/// "tk" or "dot": an explicit --model-type, else TK when the folder's config.json says
-/// plumb-tk, else a BERT-DOT / bi-encoder folder.
+/// "tk" or "dot": an explicit --model-type, else a bi-encoder when the folder is a
+/// sentence-transformers one (modules.json), TK when its config.json says plumb-tk, else a
+/// BERT-DOT / Hugging Face folder. A cross-encoder (config.json's architectures name a
+/// sequence classifier) is refused for "dot": its passage vectors depend on the query.
 std::string model_kind(const plumb::cli::MatsRequest& a) {
-    if (a.model_type == "tk" || a.model_type == "dot") return a.model_type;
-    const auto cfg = std::filesystem::path(a.model) / "config.json";
+    const std::filesystem::path dir(a.model);
+    const auto cfg = dir / "config.json";
     std::error_code ec;
-    if (!std::filesystem::exists(cfg, ec)) return "tk";  // TkModel::load names what is missing
-    const auto j = json::parse(plumb::read_file(cfg), nullptr, /*allow_exceptions=*/false);
-    return j.is_object() && j.value("format", std::string()) == plumb::rerank::kTkFormat ? "tk"
-                                                                                        : "dot";
+    const bool has_cfg = std::filesystem::exists(cfg, ec);
+    json j;
+    if (has_cfg) {
+        j = json::parse(plumb::read_file(cfg), nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object()) {
+            throw plumb::ConfigError(cfg.string() + ": not a JSON object");
+        }
+    }
+    std::string kind = a.model_type;
+    if (kind == "auto") {
+        if (std::filesystem::exists(dir / "modules.json", ec)) {
+            kind = "dot";
+        } else if (!has_cfg) {
+            kind = "tk";  // TkModel::load names what is missing
+        } else {
+            kind = j.value("format", std::string()) == plumb::rerank::kTkFormat ? "tk" : "dot";
+        }
+    }
+    if (kind == "dot" && has_cfg && j.contains("architectures") && j["architectures"].is_array()) {
+        for (const auto& arch : j["architectures"]) {
+            if (arch.is_string() &&
+                arch.get<std::string>().find("ForSequenceClassification") != std::string::npos) {
+                throw plumb::InvalidArgument(
+                    cfg.string() + ": a cross-encoder (" + arch.get<std::string>() +
+                    "): its passage vectors depend on the query, so MATS does not apply (plumb "
+                    "audit: --mats NAME,n/a)");
+            }
+        }
+    }
+    return kind;
 }
 
 /// The contextualized passage-term vectors of the first `sample` passages and their ATS curve
@@ -47,6 +75,7 @@ std::string model_kind(const plumb::cli::MatsRequest& a) {
 /// contextualization output per word, or a BERT-DOT encoder's last hidden state per WordPiece
 /// token (the passage is encoded without the query, as for retrieval).
 plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t& n_passages) {
+    if (a.batch == 0) throw plumb::InvalidArgument("debias mats: the batch size must be positive");
     const std::string kind = model_kind(a);
     std::optional<plumb::rerank::TkModel> tk;
     std::shared_ptr<plumb::rerank::BiEncoder> dot;
@@ -55,6 +84,7 @@ plumb::debias::AtsCurve model_ats(const plumb::cli::MatsRequest& a, std::size_t&
     } else {
         plumb::rerank::BiEncoderOptions bo;
         bo.batch_size = a.batch;
+        bo.passage_max_length = a.passage_max_length;
         dot = plumb::rerank::BiEncoder::from_folder(a.model, bo);
     }
     plumb::index::CorpusReaderOptions ro;
@@ -167,6 +197,12 @@ void add_mats(CLI::App& app) {
         ->capture_default_str();
     t->add_option("--seed", m->request.seed, "Sampling seed")->capture_default_str();
     t->add_option("--batch", m->request.batch, "Contextualization batch size")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    t->add_option("--passage-max-length", m->request.passage_max_length,
+                  "dot: tokens per passage, [CLS]/[SEP] included (as the model was trained, e.g. "
+                  "plumb train --passage-max-length)")
+        ->check(CLI::Range(3, 1 << 20))
         ->capture_default_str();
     plumb::cli::add_quiet_flag(t, m->request.quiet, "No progress bar");
 }

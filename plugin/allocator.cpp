@@ -17,6 +17,10 @@ std::string tune_allocator_for_inference(const AllocatorTuning& tuning) noexcept
         if (const char* t = std::getenv("GLIBC_TUNABLES"); t && std::strstr(t, "glibc.malloc.")) {
             return "";
         }
+        // glibc's older environment variables for the same settings
+        for (const char* v : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"}) {
+            if (std::getenv(v)) return "";
+        }
         const auto as_int = [](std::size_t v) {
             return static_cast<int>(std::min<std::size_t>(v, std::size_t{1} << 30));
         };

@@ -24,7 +24,8 @@ struct AllocatorTuning {
 
 /// Applies `tuning` with mallopt and returns what it set (e.g. "glibc malloc: mmap threshold 256
 /// MiB, trim threshold 1024 MiB"); returns "" and changes nothing when the C library is not glibc,
-/// or when GLIBC_TUNABLES already sets a malloc tunable (the user's choice wins). Throws nothing.
+/// or when GLIBC_TUNABLES sets a malloc tunable or MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_
+/// is set (the user's choice wins). Throws nothing.
 std::string tune_allocator_for_inference(const AllocatorTuning& tuning = {}) noexcept;
 
 }  // namespace plumb

@@ -907,7 +907,6 @@ TrainReport Session::run() {
         }
         log_line(j);
     }
-    if (m_report.cancelled) log_line({{"step", m_step}, {"event", "cancelled"}});
     if (m_report.early_stopped) log_line({{"step", m_step}, {"event", "early_stopped"}});
 
     if (!m_report.cancelled) {
@@ -932,6 +931,8 @@ TrainReport Session::run() {
         tune_depth();
     }
 
+    // (after the final validation and depth tuning, which a stop request can also end)
+    if (m_report.cancelled) log_line({{"step", m_step}, {"event", "cancelled"}});
     m_report.steps = m_step;
     m_report.examples = m_examples;
     m_report.seconds = elapsed();

@@ -77,6 +77,7 @@ struct MatsRequest {
     std::size_t max_delta = 0;
     std::size_t max_pairs = 200;
     std::size_t batch = 64;
+    std::size_t passage_max_length = 256;  ///< dot: tokens per passage, [CLS]/[SEP] included
     std::uint64_t seed = 42;
     bool quiet = false;
 };

@@ -87,6 +87,30 @@ TEST(AuditMatsCli, BertDotModelAndNotApplicableRuns) {
                         dir),
               1);
     EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("config.json"), std::string::npos);
+    // a cross-encoder (architectures: BertForSequenceClassification) is refused, naming the file
+    const std::string cat =
+        (debias_test::fs::path(PLUMB_SOURCE_DIR) / "tests/rerank/reference/tiny_bert_cat1")
+            .string();
+    EXPECT_EQ(plumb_cli("debias mats --quiet --model " + cat + " --corpus " + corpus.string() +
+                            " --output " + (dir / "m3").string(),
+                        dir),
+              1);
+    EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("cross-encoder"), std::string::npos);
+    EXPECT_FALSE(debias_test::fs::exists(dir / "m3.json"));
+    // a batch size of 0 is rejected at parsing (it would never advance)
+    EXPECT_EQ(plumb_cli("debias mats --quiet --batch 0 --model " + model + " --corpus " +
+                            corpus.string() + " --output " + (dir / "m4").string(),
+                        dir),
+              2);
+    // a config.json that is not JSON is named
+    debias_test::fs::create_directories(dir / "broken");
+    debias_test::write(dir / "broken" / "config.json", "{not json");
+    EXPECT_EQ(plumb_cli("debias mats --quiet --model " + (dir / "broken").string() +
+                            " --corpus " + corpus.string() + " --output " + (dir / "m5").string(),
+                        dir),
+              1);
+    EXPECT_NE(debias_test::slurp(dir / "stderr.txt").find("broken/config.json"),
+              std::string::npos);
     const auto run = debias_test::write(dir / "a.run", "q1 Q0 d1 1 3 r\n");
     ASSERT_EQ(plumb_cli("audit --quiet --run " + run.string() + " --name DOT --run " +
                             run.string() + " --name BM25 --mats-model DOT," + model +

@@ -15,6 +15,9 @@ TEST(Allocator, UserTunablesWinAndNothingChanges) {
     ::setenv("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1000000", 1);
     EXPECT_EQ(plumb::tune_allocator_for_inference(), "");
     ::unsetenv("GLIBC_TUNABLES");
+    ::setenv("MALLOC_MMAP_THRESHOLD_", "65536", 1);  // glibc's older variable
+    EXPECT_EQ(plumb::tune_allocator_for_inference(), "");
+    ::unsetenv("MALLOC_MMAP_THRESHOLD_");
 }
 
 TEST(Allocator, LargeBlocksComeFromTheHeapAfterTuning) {
