@@ -5,8 +5,11 @@
 // direction is printed by the script's checks but not asserted: at the tiny size the from-scratch
 // BERTs do not learn a stable ranking). Table 4's analogue (uniform answer positions): TK trained
 // on the original triples loses less on rotation than on early-answer data. Paper 002 (Appendix
-// A): S_1 ⊆ ... ⊆ S_k ⊆ All. Papers 001, 003, 004: the tables' shape and one-to-one matching's
-// equal female / male counts (their directions are printed, not robust at this size).
+// A): S_1 ⊆ ... ⊆ S_k ⊆ All. Paper 003 (its own, larger tiny collection): the baseline's
+// deficit on the hardest complexity tercile, the cue-free TK's lower c_v, and EqualizeIR with
+// the noun-phrases weak learner lowering c_v (without a margin). Papers 001, 004: the tables'
+// shape and one-to-one matching's equal female / male counts (their directions are printed,
+// not robust at this size).
 // Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
 // thread per process.
 
@@ -14,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -126,15 +130,9 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // near-duplicate train negatives with mirrored gender; TK's gender words share a gender
     // axis), 003 and 004 on their own (003: complexity cue position, unseen clause words,
     // full-coverage hard negatives; 004: gendered candidates with a planted training
-    // preference). Their effect directions are printed (checks.txt) but not asserted: at the
-    // tiny size (13 neutral and 7 gendered test queries, 20 test queries over three terciles)
-    // they do not hold robustly. 003: at --tiny (10 dev queries, 3-4 per planted level; 150
-    // steps on 600 triples) even the baseline's planted deficit on complex queries is within
-    // noise (seed 42: dev simple / medium / complex 0.658 / 0.508 / 0.471, and the cue-free TK's
-    // dev c_v 0.196 is above the baseline's 0.148), and with the per-weak-learner alphas of the
-    // default size three of the four test checks fail at seed 42 (less-data's robust model
-    // collapses: test nDCG@10 0.241) and at seed 43 (only noun-phrases holds), so no 003
-    // direction is asserted (README, "The main job"; at the default size two of four hold).
+    // preference). 001's and 004's effect directions are printed (checks.txt) but not asserted:
+    // at the tiny size (13 neutral and 7 gendered test queries) they do not hold robustly. 003
+    // is asserted below, on the section's own tiny collection (PLUMB_003_TINY).
     // 001 at --tiny: TK-Original's dev probe gap (its
     // preference for male words) is above two standard errors for both training seeds at
     // collection seed 42 (+0.137, +0.100), but balancing's effect on test ARaB@10 is not (13
@@ -171,7 +169,41 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const std::string chosen = dev001["chosen"].get<std::string>();
     EXPECT_EQ(chosen.rfind("tk-balanced-r", 0), 0u) << chosen;
     EXPECT_EQ(t001["chosen"], chosen);
+    // ---- Paper 003 on its own tiny collection (scripts/run: 6,000 passages, 400 train queries
+    // = 4,000 triples, 60 dev and 150 test queries, 200 steps of the 32-d TK; the preset's 10 dev /
+    // 20 test queries and 150 steps on 600 triples left even the baseline's deficit within
+    // noise). Checked at collection seeds 42, 43, 44 (PLUMB_SEED; the test runs 42); test
+    // nDCG@10 per complexity tercile (plumb debias complexity) easy / medium / hard and c_v:
+    //   TK baseline  42: 0.772 / 0.688 / 0.299, 0.352   43: 0.698 / 0.827 / 0.384, 0.292
+    //                44: 0.806 / 0.721 / 0.402, 0.270
+    //   c_v minus the baseline's at 42 / 43 / 44: cue-free TK (rotated triples) -0.230 / -0.091 /
+    //   -0.125; EqualizeIR noun-phrases (alpha 0.5) -0.086 / -0.051 / -0.002, less-data (0.3)
+    //   -0.012 / -0.001 / -0.001, fewer-steps -0.001 / +0.016 / +0.014, smaller-model +0.006 /
+    //   +0.001 / +0.011.
+    // Asserted, with about half the smallest observed margin: the baseline's hard tercile below
+    // its easy and medium ones (smallest gap 0.314) by 0.15, the cue-free TK's c_v below the
+    // baseline's (smallest gap 0.091) by 0.04. EqualizeIR with noun-phrases lowered c_v at all
+    // three seeds but by 0.002 only at seed 44: its direction is asserted without a margin, and
+    // it is not robust at this size. Less-data's gain is within noise here (it is 0.068 at the
+    // default size, README) and not asserted, nor are fewer-steps and smaller-model (no gain at
+    // either size).
     const auto t003 = read_json(out / "table-003.json");
+    {
+        std::map<std::string, const nlohmann::json*> row;
+        for (const auto& r : t003["rows"]) row[r["name"].get<std::string>()] = &r;
+        ASSERT_TRUE(row.count("tk-base") && row.count("tk-cuefree") &&
+                    row.count("tk-poe-noun-phrases"))
+            << t003.dump(2);
+        const auto& base = *row["tk-base"];
+        const double hard = base["hard"].get<double>();
+        const double gap =
+            std::min(base["easy"].get<double>(), base["medium"].get<double>()) - hard;
+        const std::string table = read_file(out / "table-003.txt");
+        EXPECT_GT(gap, 0.15) << "the baseline should lose on the hardest tercile\n" << table;
+        const double cv = base["cv"].get<double>();
+        EXPECT_LT((*row["tk-cuefree"])["cv"].get<double>(), cv - 0.04) << table;
+        EXPECT_LT((*row["tk-poe-noun-phrases"])["cv"].get<double>(), cv) << table;
+    }
     // Baseline, cue-free TK, EqualizeIR with four weak learners.
     ASSERT_EQ(t003["rows"].size(), 6u) << t003.dump(2);
     for (const auto& r : t003["rows"]) {
@@ -185,9 +217,10 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_TRUE(a.is_number() && a.get<double>() > 0 && a.get<double>() <= 1) << w;
     }
     // The PoE diagnosis on training pairs: the baseline and the four weak learners, every pair
-    // of the tiny preset's 600 triples counted once per model, p_B a probability.
+    // of the first 3,000 of the section's 4,000 triples counted once per model, p_B a
+    // probability.
     const auto margins = read_json(out / "table-003-margins.json");
-    EXPECT_EQ(margins["triples"].get<int>(), 600);
+    EXPECT_EQ(margins["triples"].get<int>(), 3000);
     std::map<std::string, int> pairs;
     for (const auto& r : margins["rows"]) {
         pairs[r["model"].get<std::string>()] += r["pairs"].get<int>();
@@ -195,7 +228,7 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_LT(r["p_pos"].get<double>(), 1.0) << r.dump();
     }
     EXPECT_EQ(pairs.size(), 5u);
-    for (const auto& [model, n] : pairs) EXPECT_EQ(n, 600) << model;
+    for (const auto& [model, n] : pairs) EXPECT_EQ(n, 3000) << model;
     // The dev diagnosis per planted level: BM25, the six models and the four weak learners.
     ASSERT_EQ(t003["dev"].size(), 11u) << t003["dev"].dump(2);
     for (const auto& r : t003["dev"]) {
@@ -204,8 +237,8 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
             r["simple"].get<double>() + r["medium"].get<double>() + r["complex"].get<double>();
         const double mu = sum / 3;
         EXPECT_NEAR(r["mu"].get<double>(), mu, 1e-12) << r.dump();
-        EXPECT_EQ(r["n"][0].get<int>() + r["n"][1].get<int>() + r["n"][2].get<int>(), 10)
-            << r.dump();  // the tiny preset's 10 dev queries
+        EXPECT_EQ(r["n"][0].get<int>() + r["n"][1].get<int>() + r["n"][2].get<int>(), 60)
+            << r.dump();  // the section's 60 dev queries
     }
     // 004 (own collection: gendered candidates, a gender preference planted in the training
     // triples): the test table (DOT, IBBR-PD, IBBR-TS) with PRF and nPRF over each model's
