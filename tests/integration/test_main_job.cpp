@@ -6,10 +6,10 @@
 // BERTs do not learn a stable ranking). Table 4's analogue (uniform answer positions): TK trained
 // on the original triples loses less on rotation than on early-answer data. Paper 002 (Appendix
 // A): S_1 ⊆ ... ⊆ S_k ⊆ All. Paper 003 (its own, larger tiny collection): the baseline's
-// deficit on the hardest complexity tercile, the cue-free TK's lower c_v, and EqualizeIR with
-// the noun-phrases weak learner lowering c_v (without a margin). Papers 001, 004: the tables'
-// shape and one-to-one matching's equal female / male counts (their directions are printed,
-// not robust at this size).
+// deficit on the hardest complexity tercile and the cue-free TK's lower c_v (EqualizeIR's
+// gains are printed, not robust at this size). Papers 001, 004: the tables' shape and
+// one-to-one matching's equal female / male counts (their directions are printed, not robust
+// at this size).
 // Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
 // thread per process.
 
@@ -182,18 +182,20 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     //   +0.001 / +0.011.
     // Asserted, with about half the smallest observed margin: the baseline's hard tercile below
     // its easy and medium ones (smallest gap 0.314) by 0.15, the cue-free TK's c_v below the
-    // baseline's (smallest gap 0.091) by 0.04. EqualizeIR with noun-phrases lowered c_v at all
-    // three seeds but by 0.002 only at seed 44: its direction is asserted without a margin, and
-    // it is not robust at this size. Less-data's gain is within noise here (it is 0.068 at the
-    // default size, README) and not asserted, nor are fewer-steps and smaller-model (no gain at
-    // either size).
+    // baseline's (smallest gap 0.091) by 0.04. EqualizeIR's gains are NOT robust at this size and
+    // not asserted: noun-phrases lowered c_v at all three seeds but by 0.002 at seed 44, and with
+    // 300 test queries instead of 150 (PLUMB_003_TINY=6000,400,60,300,200, which draws other
+    // collections) its c_v minus the baseline's is -0.081 / +0.013 / -0.022 at 42 / 43 / 44;
+    // less-data's is within noise (-0.012 / -0.001 / -0.001, and +0.028 / -0.032 / +0.031 with
+    // 300 test queries; at the default size it lowers c_v by 0.068, README);
+    // fewer-steps and smaller-model gain at neither size. Those six collections also show the
+    // asserted directions: hard-tercile gap 0.363 / 0.364 / 0.458, cue-free c_v lower by 0.163 /
+    // 0.122 / 0.105.
     const auto t003 = read_json(out / "table-003.json");
     {
         std::map<std::string, const nlohmann::json*> row;
         for (const auto& r : t003["rows"]) row[r["name"].get<std::string>()] = &r;
-        ASSERT_TRUE(row.count("tk-base") && row.count("tk-cuefree") &&
-                    row.count("tk-poe-noun-phrases"))
-            << t003.dump(2);
+        ASSERT_TRUE(row.count("tk-base") && row.count("tk-cuefree")) << t003.dump(2);
         const auto& base = *row["tk-base"];
         const double hard = base["hard"].get<double>();
         const double gap =
@@ -202,7 +204,6 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_GT(gap, 0.15) << "the baseline should lose on the hardest tercile\n" << table;
         const double cv = base["cv"].get<double>();
         EXPECT_LT((*row["tk-cuefree"])["cv"].get<double>(), cv - 0.04) << table;
-        EXPECT_LT((*row["tk-poe-noun-phrases"])["cv"].get<double>(), cv) << table;
     }
     // Baseline, cue-free TK, EqualizeIR with four weak learners.
     ASSERT_EQ(t003["rows"].size(), 6u) << t003.dump(2);
