@@ -167,20 +167,8 @@ const plumb::cli::CommandRegistrar kRegistrar{
                       "repeatable)");
         c->add_option("--mats-corpus", a->mats_request.corpus,
                       "position: passages contextualized for --mats-model (TSV or BEIR JSONL)");
-        c->add_option("--mats-sample", a->mats_request.sample,
-                      "position: passages used for --mats-model (the first N)")
-            ->capture_default_str();
-        c->add_option("--mats-seed", a->mats_request.seed, "position: pair sampling seed")
-            ->capture_default_str();
-        c->add_option("--mats-model-type", a->mats_request.model_type,
-                      "position: tk | dot | auto for --mats-model (as debias mats --model-type)")
-            ->check(CLI::IsMember({"tk", "dot", "auto"}))
-            ->capture_default_str();
-        c->add_option("--mats-passage-max-length", a->mats_request.passage_max_length,
-                      "position: dot models' tokens per passage for --mats-model (as debias "
-                      "mats --passage-max-length)")
-            ->check(CLI::Range(3, 1 << 20))
-            ->capture_default_str();
+        plumb::cli::add_mats_model_options(c, a->mats_request, "mats-",
+                                           "position, --mats-model: ");
         c->add_option("--rotated-run", a->rotated,
                       "position: RUN_NAME,RUN, the same model's run on the rotated test set "
                       "(repeatable)");

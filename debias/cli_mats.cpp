@@ -179,31 +179,19 @@ void add_mats(CLI::App& app) {
                   "TK model folder (plumb tk-init / plumb train), or a BERT-DOT / bi-encoder "
                   "folder (Hugging Face or sentence-transformers)")
         ->required();
-    t->add_option("--model-type", m->request.model_type,
-                  "tk | dot | auto (tk when config.json's format is plumb-tk, else dot). A "
-                  "cross-encoder has no passage vectors without its query: not applicable")
-        ->check(CLI::IsMember({"tk", "dot", "auto"}))
-        ->capture_default_str();
     t->add_option("--corpus", m->request.corpus, "Passages (TSV or BEIR JSONL)")->required();
     plumb::cli::add_input_format_option(t, m->request.input_format,
                                         "tsv | jsonl (default: by extension)");
     t->add_option("--output,-o", m->output, "Output prefix: PREFIX.tsv, .json, .png, .svg")
         ->required();
-    t->add_option("--sample", m->request.sample, "Passages used (the first N)")
-        ->capture_default_str();
     t->add_option("--max-delta", m->request.max_delta, "Largest delta a (0: largest with a pair)")
         ->capture_default_str();
     t->add_option("--max-pairs", m->request.max_pairs, "Sampled pairs per term and delta")
         ->capture_default_str();
-    t->add_option("--seed", m->request.seed, "Sampling seed")->capture_default_str();
     t->add_option("--batch", m->request.batch, "Contextualization batch size")
         ->check(CLI::Range(1, 1 << 20))
         ->capture_default_str();
-    t->add_option("--passage-max-length", m->request.passage_max_length,
-                  "dot: tokens per passage, [CLS]/[SEP] included (as the model was trained, e.g. "
-                  "plumb train --passage-max-length)")
-        ->check(CLI::Range(3, 1 << 20))
-        ->capture_default_str();
+    plumb::cli::add_mats_model_options(t, m->request, "");
     plumb::cli::add_quiet_flag(t, m->request.quiet, "No progress bar");
 }
 

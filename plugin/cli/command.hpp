@@ -83,6 +83,32 @@ struct MatsRequest {
 };
 /// Returns MATS (NaN when undefined: no term pair at any distance).
 using MatsHook = std::function<double(const MatsRequest&)>;
+
+/// The options of a MATS computation that choose, size and sample its model's passages, declared
+/// once for `plumb debias mats` (prefix "") and `plumb audit` (prefix "mats-", its help lines
+/// starting with "position: "): --<prefix>model-type, --<prefix>passage-max-length,
+/// --<prefix>sample, --<prefix>seed.
+inline void add_mats_model_options(CLI::App* cmd, MatsRequest& r, const std::string& prefix,
+                                   const std::string& help_prefix = "") {
+    cmd->add_option("--" + prefix + "model-type", r.model_type,
+                    help_prefix +
+                        "tk | dot | auto (auto: dot for a sentence-transformers folder, tk when "
+                        "config.json's format is plumb-tk, else dot). A cross-encoder has no "
+                        "passage vectors without its query: refused")
+        ->check(CLI::IsMember({"tk", "dot", "auto"}))
+        ->capture_default_str();
+    cmd->add_option("--" + prefix + "passage-max-length", r.passage_max_length,
+                    help_prefix +
+                        "dot: tokens per passage, [CLS]/[SEP] included (as the model was trained, "
+                        "e.g. plumb train --passage-max-length)")
+        ->check(CLI::Range(3, 1 << 20))
+        ->capture_default_str();
+    cmd->add_option("--" + prefix + "sample", r.sample,
+                    help_prefix + "passages contextualized (the first N of the corpus)")
+        ->capture_default_str();
+    cmd->add_option("--" + prefix + "seed", r.seed, help_prefix + "pair sampling seed")
+        ->capture_default_str();
+}
 MatsHook& mats_hook();
 
 /// Turns an exception from a library the core CLI does not know (LibTorch's c10::Error) into
