@@ -175,38 +175,75 @@ GeneratorConfig base_config(const PlantedConfig& c) {
 // Names and presets
 // ---------------------------------------------------------------------------------------------
 
-AnswerPositions parse_answer_positions(std::string_view name) {
-    if (name == "early") return AnswerPositions::Early;
-    if (name == "uniform") return AnswerPositions::Uniform;
-    throw InvalidArgument("answer positions must be early or uniform, not '" + std::string(name) +
+namespace {
+
+/// One enumerator and its name (as options, reports and JSON spell it).
+template <class E>
+struct Named {
+    const char* name;
+    E value;
+};
+
+/// The enumerator called `name`; else InvalidArgument "<what> must be a, b or c, not 'x'" (the
+/// names in table order).
+template <class E, std::size_t N>
+E parse_named(std::string_view name, const Named<E> (&table)[N], const char* what) {
+    for (const auto& e : table) {
+        if (name == e.name) return e.value;
+    }
+    std::string list;
+    for (std::size_t i = 0; i < N; ++i) {
+        if (i > 0) list += i + 1 == N ? " or " : ", ";
+        list += table[i].name;
+    }
+    throw InvalidArgument(std::string(what) + " must be " + list + ", not '" + std::string(name) +
                           "'");
 }
 
+template <class E, std::size_t N>
+const char* name_of(E value, const Named<E> (&table)[N]) noexcept {
+    for (const auto& e : table) {
+        if (e.value == value) return e.name;
+    }
+    return "?";
+}
+
+constexpr Named<AnswerPositions> kAnswerPositions[] = {{"early", AnswerPositions::Early},
+                                                       {"uniform", AnswerPositions::Uniform}};
+constexpr Named<DistractorPositions> kDistractorPositions[] = {
+    {"opposite", DistractorPositions::Opposite},
+    {"late", DistractorPositions::Late},
+    {"uniform", DistractorPositions::Uniform},
+    {"early", DistractorPositions::Early}};
+constexpr Named<PassageRole> kPassageRoles[] = {{"background", PassageRole::Background},
+                                                {"answer", PassageRole::Answer},
+                                                {"partial", PassageRole::Partial},
+                                                {"hard_negative", PassageRole::HardNegative}};
+constexpr Named<ComplexityCue> kComplexityCues[] = {{"overlap", ComplexityCue::Overlap},
+                                                    {"position", ComplexityCue::Position}};
+constexpr Named<ClauseWords> kClauseWords[] = {{"corpus", ClauseWords::Corpus},
+                                               {"unseen", ClauseWords::Unseen}};
+constexpr Named<NearDuplicateNegatives> kNearDuplicateNegatives[] = {
+    {"off", NearDuplicateNegatives::Off},
+    {"gendered", NearDuplicateNegatives::Gendered},
+    {"all", NearDuplicateNegatives::All}};
+
+}  // namespace
+
+AnswerPositions parse_answer_positions(std::string_view name) {
+    return parse_named(name, kAnswerPositions, "answer positions");
+}
+
 const char* answer_positions_name(AnswerPositions value) noexcept {
-    return value == AnswerPositions::Early ? "early" : "uniform";
+    return name_of(value, kAnswerPositions);
 }
 
 DistractorPositions parse_distractor_positions(std::string_view name) {
-    if (name == "opposite") return DistractorPositions::Opposite;
-    if (name == "late") return DistractorPositions::Late;
-    if (name == "uniform") return DistractorPositions::Uniform;
-    if (name == "early") return DistractorPositions::Early;
-    throw InvalidArgument("distractor positions must be opposite, late, uniform or early, not '" +
-                          std::string(name) + "'");
+    return parse_named(name, kDistractorPositions, "distractor positions");
 }
 
 const char* distractor_positions_name(DistractorPositions value) noexcept {
-    switch (value) {
-        case DistractorPositions::Opposite:
-            return "opposite";
-        case DistractorPositions::Late:
-            return "late";
-        case DistractorPositions::Uniform:
-            return "uniform";
-        case DistractorPositions::Early:
-            return "early";
-    }
-    return "?";
+    return name_of(value, kDistractorPositions);
 }
 
 const char* complexity_level_name(std::uint8_t level) noexcept {
@@ -221,59 +258,28 @@ const char* complexity_level_name(std::uint8_t level) noexcept {
     return "?";
 }
 
-const char* passage_role_name(PassageRole role) noexcept {
-    switch (role) {
-        case PassageRole::Background:
-            return "background";
-        case PassageRole::Answer:
-            return "answer";
-        case PassageRole::Partial:
-            return "partial";
-        case PassageRole::HardNegative:
-            return "hard_negative";
-    }
-    return "?";
-}
+const char* passage_role_name(PassageRole role) noexcept { return name_of(role, kPassageRoles); }
 
 ComplexityCue parse_complexity_cue(std::string_view name) {
-    if (name == "overlap") return ComplexityCue::Overlap;
-    if (name == "position") return ComplexityCue::Position;
-    throw InvalidArgument("complexity cue must be overlap or position, not '" + std::string(name) +
-                          "'");
+    return parse_named(name, kComplexityCues, "complexity cue");
 }
 
 const char* complexity_cue_name(ComplexityCue value) noexcept {
-    return value == ComplexityCue::Overlap ? "overlap" : "position";
+    return name_of(value, kComplexityCues);
 }
 
 ClauseWords parse_clause_words(std::string_view name) {
-    if (name == "corpus") return ClauseWords::Corpus;
-    if (name == "unseen") return ClauseWords::Unseen;
-    throw InvalidArgument("clause words must be corpus or unseen, not '" + std::string(name) + "'");
+    return parse_named(name, kClauseWords, "clause words");
 }
 
-const char* clause_words_name(ClauseWords value) noexcept {
-    return value == ClauseWords::Corpus ? "corpus" : "unseen";
-}
+const char* clause_words_name(ClauseWords value) noexcept { return name_of(value, kClauseWords); }
 
 NearDuplicateNegatives parse_near_duplicate_negatives(std::string_view name) {
-    if (name == "off") return NearDuplicateNegatives::Off;
-    if (name == "gendered") return NearDuplicateNegatives::Gendered;
-    if (name == "all") return NearDuplicateNegatives::All;
-    throw InvalidArgument("near-duplicate negatives must be off, gendered or all, not '" +
-                          std::string(name) + "'");
+    return parse_named(name, kNearDuplicateNegatives, "near-duplicate negatives");
 }
 
 const char* near_duplicate_negatives_name(NearDuplicateNegatives value) noexcept {
-    switch (value) {
-        case NearDuplicateNegatives::Off:
-            return "off";
-        case NearDuplicateNegatives::Gendered:
-            return "gendered";
-        case NearDuplicateNegatives::All:
-            return "all";
-    }
-    return "?";
+    return name_of(value, kNearDuplicateNegatives);
 }
 
 PlantedConfig planted_preset(std::string_view size) {
