@@ -66,6 +66,23 @@ std::unordered_map<std::string, char> read_gendered_queries(const std::filesyste
     return out;
 }
 
+namespace {
+
+/// The tab-separated fields of `reader`'s next non-blank line, checked as UTF-8 (the files of
+/// generated queries and their negatives carry passage text); false at the end of the file.
+bool next_text_fields(LineReader& reader, std::vector<std::string_view>& fields) {
+    std::string_view line;
+    while (reader.next(line)) {
+        if (trim(line).empty()) continue;
+        if (!is_valid_utf8(line)) reader.fail("invalid UTF-8");
+        split(line, '\t', fields);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 std::vector<GeneratedPair> read_generated_pairs(
     const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep,
     std::size_t* total) {
@@ -73,12 +90,8 @@ std::vector<GeneratedPair> read_generated_pairs(
     std::vector<GeneratedPair> out;
     FirstLines first;
     if (total) *total = 0;
-    std::string_view line;
     std::vector<std::string_view> f;
-    while (reader.next(line)) {
-        if (trim(line).empty()) continue;
-        if (!is_valid_utf8(line)) reader.fail("invalid UTF-8");
-        split(line, '\t', f);
+    while (next_text_fields(reader, f)) {
         GeneratedPair p;
         if (f.size() == 3) {
             p = {std::string(trim(f[0])), std::string(f[1]), std::string(trim(f[0])),
@@ -105,12 +118,8 @@ std::unordered_map<std::string, std::vector<std::string>> read_negatives(
     const std::filesystem::path& path, const std::function<bool(std::string_view qid)>& keep) {
     LineReader reader(path);
     std::unordered_map<std::string, std::vector<std::string>> out;
-    std::string_view line;
     std::vector<std::string_view> f;
-    while (reader.next(line)) {
-        if (trim(line).empty()) continue;
-        if (!is_valid_utf8(line)) reader.fail("invalid UTF-8");
-        split(line, '\t', f);
+    while (next_text_fields(reader, f)) {
         if (f.size() != 2 && f.size() != 3)
             reader.fail("expected 'qid<TAB>docid<TAB>passage' or 'qid<TAB>passage', got " +
                         std::to_string(f.size()) + " fields");
