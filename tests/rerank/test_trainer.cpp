@@ -290,6 +290,75 @@ TEST(Trainer, TinyBertCatLossFalls) {
     EXPECT_GT(sc[1], sc[0]);
 }
 
+// BERT-CAT training against an independent PyTorch implementation (issue 13):
+// tests/rerank/reference/bert_cat_train_reference.py writes tiny_bert_cat_train/ (the tiny
+// cross-encoder with dropout 0, 8 triples) and the per-step losses, pre-clip gradient norms and
+// final parameters of 12 steps of 4 in file order under two settings (hinge + frozen word
+// embeddings + warm-up/decay + active clip + weight decay 0.1; softmax CE, all parameters,
+// constant rate, no clip), computed by a plain PyTorch BERT with torch.optim.AdamW (Debian
+// python3-torch 1.13.1; command and version in expected_train.json). A wrong gradient, parameter
+// group, weight decay target, frozen parameter, schedule, clip or loss changes these numbers.
+TEST(Trainer, BertCatStepsMatchPyTorch) {
+    const fs::path fx = plumb::test::kRerankReference / "tiny_bert_cat_train";
+    const auto expected = json::parse(plumb::read_file(fx / "expected_train.json"));
+    for (const auto& [name, run] : expected["runs"].items()) {
+        SCOPED_TRACE(name);
+        TempDir t;
+        const auto objective = run["objective"].get<std::string>() == "hinge" ? Objective::Hinge
+                                                                               : Objective::CrossEntropy;
+        auto o = tiny_bert_options(ModelKind::Cat, objective, fx, t.path / "out");
+        o.max_steps = expected["steps"].get<std::uint64_t>();
+        o.batch_size = expected["batch"].get<std::size_t>();
+        o.max_length = expected["max_length"].get<std::size_t>();
+        o.margin = expected["margin"].get<double>();
+        o.lr = run["lr"].get<double>();
+        o.warmup_steps = run["warmup"].get<std::uint64_t>();
+        o.linear_decay = !run["no_decay"].get<bool>();
+        o.clip_norm = run["clip"].get<double>();
+        o.weight_decay = run["weight_decay"].get<double>();
+        o.freeze_word_embeddings = run["freeze_word_embeddings"].get<bool>();
+        o.log_every = 1;
+        auto st = stream_of(fx / "triples.tsv", o.seed, /*buffer=*/0);  // file order, as the script
+        train(o, st);
+        const auto& losses = run["losses"];
+        const auto& norms = run["grad_norms"];
+        std::size_t k = 0;
+        for (const auto& l : read_log(o.output)) {
+            if (!l.contains("loss")) continue;
+            ASSERT_LT(k, losses.size());
+            EXPECT_NEAR(l["loss"].get<double>(), losses[k].get<double>(), 1e-5) << "step " << k + 1;
+            EXPECT_NEAR(l["grad_norm"].get<double>(), norms[k].get<double>(),
+                        1e-5 * (1 + norms[k].get<double>()))
+                << "step " << k + 1;
+            ++k;
+        }
+        EXPECT_EQ(k, losses.size());
+        const SafetensorsFile got(o.output / "last" / "model.safetensors");
+        const SafetensorsFile want(fx / ("expected_" + name + ".safetensors"));
+        const SafetensorsFile init(fx / "model.safetensors");
+        std::size_t compared = 0;
+        for (const auto& n : want.names()) {
+            // Their exact gradient is 0 (a key bias adds q·b to every score of a query's softmax
+            // row; the classifier bias shifts a query's positive and negative score alike), so
+            // Adam turns float rounding noise into lr-sized steps that differ between any two
+            // implementations; neither changes a score difference.
+            if (n.find("attention.self.key.bias") != std::string::npos || n == "classifier.bias") {
+                continue;
+            }
+            const auto g = got.float32(n), w = want.float32(n), i0 = init.float32(n);
+            ASSERT_EQ(g.size(), w.size()) << n;
+            double diff = 0, moved = 0;
+            for (std::size_t j = 0; j < g.size(); ++j) {
+                diff = std::max(diff, static_cast<double>(std::abs(g[j] - w[j])));
+                moved = std::max(moved, static_cast<double>(std::abs(w[j] - i0[j])));
+            }
+            EXPECT_LT(diff, 2e-5) << n << " (the reference moved it by up to " << moved << ")";
+            ++compared;
+        }
+        EXPECT_EQ(compared, want.size() - 3);
+    }
+}
+
 TEST(Trainer, SameSeedSameCheckpointOtherSeedDiffers) {
     TempDir t;
     auto init = tiny_tk(t.path);
