@@ -143,9 +143,10 @@ class WordPiece:
 
 
 class Layer(torch.nn.Module):
-    def __init__(self, h, heads, inter, eps, prenorm):
+    def __init__(self, h, heads, inter, eps, prenorm, dropout=0.0):
         super().__init__()
         self.heads, self.prenorm = heads, prenorm
+        self.drop = torch.nn.Dropout(dropout)
         self.query = torch.nn.Linear(h, h)
         self.key = torch.nn.Linear(h, h)
         self.value = torch.nn.Linear(h, h)
@@ -161,11 +162,11 @@ class Layer(torch.nn.Module):
         split = lambda t: t.view(b, l, self.heads, d).transpose(1, 2)  # noqa: E731
         q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
         s = q @ k.transpose(-1, -2) / math.sqrt(d) + bias
-        c = torch.softmax(s, -1) @ v
-        return self.attn_out(c.transpose(1, 2).reshape(b, l, h))
+        c = self.drop(torch.softmax(s, -1)) @ v
+        return self.drop(self.attn_out(c.transpose(1, 2).reshape(b, l, h)))
 
     def ffn(self, x):
-        return self.out(torch.nn.functional.gelu(self.inter(x)))
+        return self.drop(self.out(torch.nn.functional.gelu(self.inter(x))))
 
     def forward(self, x, bias):
         if self.prenorm:  # pre-LN variant (Xiong et al. 2020), for the "what makes it train" checks
@@ -176,8 +177,9 @@ class Layer(torch.nn.Module):
 
 
 class CrossEncoder(torch.nn.Module):
-    def __init__(self, cfg, prenorm=False, mean_pool=False):
+    def __init__(self, cfg, prenorm=False, mean_pool=False, dropout=0.0):
         super().__init__()
+        self.drop = torch.nn.Dropout(dropout)
         self.mean_pool = mean_pool
         h, eps = cfg["hidden_size"], cfg["layer_norm_eps"]
         self.word = torch.nn.Embedding(cfg["vocab_size"], h)
@@ -185,7 +187,7 @@ class CrossEncoder(torch.nn.Module):
         self.tok_type = torch.nn.Embedding(cfg["type_vocab_size"], h)
         self.emb_ln = torch.nn.LayerNorm(h, eps=eps)
         self.layers = torch.nn.ModuleList(
-            Layer(h, cfg["num_attention_heads"], cfg["intermediate_size"], eps, prenorm)
+            Layer(h, cfg["num_attention_heads"], cfg["intermediate_size"], eps, prenorm, dropout)
             for _ in range(cfg["num_hidden_layers"]))
         self.final_ln = torch.nn.LayerNorm(h, eps=eps) if prenorm else None
         self.pooler = torch.nn.Linear(h, h)
@@ -193,7 +195,7 @@ class CrossEncoder(torch.nn.Module):
 
     def forward(self, ids, types, mask):
         pos = torch.arange(ids.shape[1]).unsqueeze(0)
-        x = self.emb_ln(self.word(ids) + self.pos(pos) + self.tok_type(types))
+        x = self.drop(self.emb_ln(self.word(ids) + self.pos(pos) + self.tok_type(types)))
         bias = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
         for layer in self.layers:
             x = layer(x, bias)
@@ -207,7 +209,7 @@ class CrossEncoder(torch.nn.Module):
             first = x[:, 0]
         pooled = torch.tanh(self.pooler(first))
         self.pooled = pooled.detach()
-        return self.classifier(pooled).squeeze(-1)
+        return self.classifier(self.drop(pooled)).squeeze(-1)
 
     # HF name <-> module parameter
     def hf_names(self):
@@ -231,10 +233,10 @@ class CrossEncoder(torch.nn.Module):
         return m
 
 
-def load(folder, prenorm=False, mean_pool=False):
+def load(folder, prenorm=False, mean_pool=False, dropout=0.0):
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
-    model = CrossEncoder(cfg, prenorm, mean_pool)
+    model = CrossEncoder(cfg, prenorm, mean_pool, dropout)
     w = read_safetensors(os.path.join(folder, "model.safetensors"))
     names = model.hf_names()
     with torch.no_grad():
@@ -311,7 +313,7 @@ def heldout_accuracy(model, tok, path, max_length):
 def train(a):
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)
-    model, cfg = load(a.init, a.prenorm, a.mean_pool)
+    model, cfg = load(a.init, a.prenorm, a.mean_pool, a.dropout)
     model.train()
     tok = WordPiece(os.path.join(a.init, "vocab.txt"))
     names = model.hf_names()
@@ -427,7 +429,7 @@ def fixture(a):
                 "steps": 12, "batch": 4, "margin": 1.0, "max_length": 32, "runs": {}}
     for name, run in FIXTURE_RUNS.items():
         ns = argparse.Namespace(init=out, triples=os.path.join(out, "triples.tsv"), steps=12, batch=4,
-                                head_lr=0.0, margin=1.0, max_length=32, prenorm=False, mean_pool=False,
+                                head_lr=0.0, dropout=0.0, margin=1.0, max_length=32, prenorm=False, mean_pool=False,
                                 seed=42, save_at="", save_dir=".", losses="", quiet=True,
                                 eval_triples="", eval_every=0, **run)
         records, weights = train(ns)
@@ -464,6 +466,8 @@ def main():
     t.add_argument("--freeze-word-embeddings", action="store_true")
     t.add_argument("--prenorm", action="store_true")
     t.add_argument("--mean-pool", action="store_true")
+    t.add_argument("--dropout", type=float, default=0.0,
+                   help="hidden, attention and classifier dropout (torch's own masks: not plumb's)")
     t.add_argument("--eval-triples", default="")
     t.add_argument("--eval-every", type=int, default=0)
     t.add_argument("--seed", type=int, default=42)
