@@ -16,7 +16,18 @@ Needs Debian's python3-torch (1.13.1+dfsg) and numpy; no transformers / safetens
       dropout 0 in config.json; written as model.safetensors so that plumb and this script start from
       the same weights.
   train INIT TRIPLES --steps N --batch B --lr LR --warmup W --clip C [--freeze-word-embeddings]
-      [--save-at 1,10 --save-dir D] [--losses FILE] [--prenorm] ...: per-step loss (JSON lines).
+      [--save-at 1,10 --save-dir D] [--losses FILE] [--prenorm] [--mean-pool] [--dropout P]
+      [--eval-triples FILE --eval-every N] ...: per-step loss and diagnostics (JSON lines).
+  fixture: writes tiny_bert_cat_train/ next to this script (the regression fixture of
+      Trainer.BertCatStepsMatchPyTorch); run from anywhere as  /usr/bin/python3 bert_cat_train_reference.py fixture
+      (deterministic: re-running it gives the same files).
+
+The issue-13 comparison (README, "What was tried", third round) was run as
+  bert_cat_train_reference.py make-init <run>/p000/bert-init init --seed 7
+  bert_cat_train_reference.py train init tri.tsv --steps 100 --freeze-word-embeddings --losses ref.jsonl
+next to  plumb train --model cat --init init --triples tri.tsv --batch 16 --lr 1e-3 --warmup 10 --clip 1
+  --max-length 160 --freeze-word-embeddings --shuffle-buffer 0 --log-every 1 --no-tune --seed 42
+  --threads 1 --steps 100 --output p100   (tri.tsv: 1,600 lines of the 000 collection's triples.train.tsv).
 """
 import argparse
 import json
