@@ -180,8 +180,10 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     // One --tiny factor at a time at seed 42 (the others at the default size's): the tiny preset
     // (60 train queries; 46 probed passages) fails the premise at both training seeds (gap 0.075
     // / 0.090, 2 SE 0.117 / 0.135), the 32-d TK at one (0.004, 2 SE 0.010; the other 0.048 against
-    // the 64-d TK's 0.464), and with either test ARaB@10 tf rises. A 4,000-passage collection at
-    // --tiny was tried before (premise fails at seed 44; README, 001 *Not done / limits*).
+    // the 64-d TK's 0.464), 150 steps keep the premise but the dev probe gap and test ARaB@10 tf
+    // rise (0.124 -> 0.129, +0.017 -> +0.027); test ARaB@10 tf rises with each of the three.
+    // Depth 30 changes nothing (every model's dev-tuned depth is 20). A 4,000-passage collection
+    // at --tiny was tried before (premise fails at seed 44; README, 001 *Not done / limits*).
     // ---- Paper 003 on its own tiny collection (scripts/run: 6,000 passages, 400 train queries
     // = 4,000 triples, 60 dev and 150 test queries, 200 steps of the 32-d TK; the preset's 10 dev /
     // 20 test queries and 150 steps on 600 triples left even the baseline's deficit within
