@@ -226,39 +226,86 @@ MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
                              const ProgressCallback& progress, const CancelToken* cancel) {
     auto in = prepare_matching(pairs, gender, phi, "match_one_to_one");
     MatchResult res = std::move(in.counts);
-    auto& fem = in.fem;
-    auto& mal = in.mal;
+    const auto& fem = in.fem;
+    const auto& mal = in.mal;
     const auto& u = in.u;
-    // A strict order on a query's edges: cosine descending, then the partner's qid ascending
-    // (qids are unique), i.e. the greedy's order restricted to the edges of one query.
-    auto best_of = [&](std::size_t i, const std::vector<std::size_t>& others) {
-        std::size_t best = others.front();
-        double best_cos = dot(u[i], u[best]);
-        for (std::size_t j : others) {
-            const double c = dot(u[i], u[j]);
-            if (c > best_cos || (c == best_cos && pairs[j].qid < pairs[best].qid))
-                best_cos = c, best = j;
-        }
-        return std::pair{best, best_cos};
+    // Greedy over every female-male edge in one strict order: cosine descending, then the female
+    // qid, then the male qid ascending (qids are unique); an edge is taken when both its queries
+    // are still free. Equivalently (the order restricted to one query's edges is cosine, then
+    // the partner's qid), rounds of mutually best pairs. Without materialising the F x M edges:
+    // each female keeps her best kCandidates free males in that order, computed again from the
+    // males still free when they are used up; a max-heap holds each female's best remaining edge
+    // and is checked lazily (a popped edge whose male was taken meanwhile moves the female to her
+    // next candidate), so the popped edge with a free male is the best remaining edge.
+    constexpr std::size_t kCandidates = 64;
+    struct Edge {
+        double cosine;
+        std::size_t female, male;
     };
-    const std::uint64_t total = std::min(fem.size(), mal.size());
-    std::vector<std::pair<std::size_t, double>> best_male(pairs.size());
-    std::vector<std::size_t> best_female(pairs.size());
+    auto better = [&](const Edge& a, const Edge& b) {  // a before b in the greedy's order
+        if (a.cosine != b.cosine) return a.cosine > b.cosine;
+        if (pairs[a.female].qid != pairs[b.female].qid)
+            return pairs[a.female].qid < pairs[b.female].qid;
+        return pairs[a.male].qid < pairs[b.male].qid;
+    };
     std::vector<char> taken(pairs.size(), 0);
-    while (!fem.empty() && !mal.empty()) {
-        if (cancel && cancel->requested()) throw Error("matching cancelled");
-        for (std::size_t f : fem) best_male[f] = best_of(f, mal);
-        for (std::size_t m : mal) best_female[m] = best_of(m, fem).first;
-        // Mutually best pairs; the best remaining edge is one, so every round matches >= 1.
-        for (std::size_t f : fem) {
-            const auto [m, c] = best_male[f];
-            if (best_female[m] != f) continue;
-            res.matches.push_back({f, m, c, true, true});
-            taken[f] = taken[m] = 1;
+    std::vector<std::vector<Edge>> cand(pairs.size());
+    std::vector<std::size_t> next(pairs.size(), 0);
+    std::size_t males_free = mal.size();
+    // f's best kCandidates edges to free males, best first; false when no male is free.
+    auto refill = [&](std::size_t f) {
+        auto& c = cand[f];
+        c.clear();
+        next[f] = 0;
+        if (males_free == 0) return false;
+        c.reserve(std::min(males_free, kCandidates + 1));
+        auto worse_first = [&](const Edge& a, const Edge& b) { return better(a, b); };
+        for (std::size_t m : mal) {
+            if (taken[m]) continue;
+            Edge e{dot(u[f], u[m]), f, m};
+            if (c.size() < kCandidates) {
+                c.push_back(e);
+                std::push_heap(c.begin(), c.end(), worse_first);  // heap top: the worst kept
+            } else if (better(e, c.front())) {
+                std::pop_heap(c.begin(), c.end(), worse_first);
+                c.back() = e;
+                std::push_heap(c.begin(), c.end(), worse_first);
+            }
         }
-        std::erase_if(fem, [&](std::size_t i) { return taken[i] != 0; });
-        std::erase_if(mal, [&](std::size_t i) { return taken[i] != 0; });
-        if (progress) progress(res.matches.size(), total);
+        std::sort(c.begin(), c.end(), better);
+        return true;
+    };
+    auto heap_less = [&](const Edge& a, const Edge& b) { return better(b, a); };  // max-heap
+    std::vector<Edge> heap;
+    heap.reserve(fem.size());
+    const std::uint64_t total = std::min(fem.size(), mal.size());
+    std::uint64_t step = 0;
+    for (std::size_t f : fem) {
+        if (cancel && (++step & 63) == 0 && cancel->requested()) throw Error("matching cancelled");
+        if (refill(f)) heap.push_back(cand[f].front());
+    }
+    std::make_heap(heap.begin(), heap.end(), heap_less);
+    while (!heap.empty() && males_free > 0) {
+        if (cancel && (++step & 255) == 0 && cancel->requested())
+            throw Error("matching cancelled");
+        std::pop_heap(heap.begin(), heap.end(), heap_less);
+        const Edge e = heap.back();
+        heap.pop_back();
+        if (!taken[e.male]) {
+            res.matches.push_back({e.female, e.male, e.cosine, true, true});
+            taken[e.female] = taken[e.male] = 1;
+            --males_free;
+            cand[e.female] = {};
+            if (progress && (res.matches.size() & 255) == 0) progress(res.matches.size(), total);
+            continue;
+        }
+        // The female's next candidate whose male is free, or a fresh list.
+        auto& c = cand[e.female];
+        std::size_t& i = next[e.female];
+        while (i < c.size() && taken[c[i].male]) ++i;
+        if (i == c.size() && !refill(e.female)) continue;
+        heap.push_back(c[i]);
+        std::push_heap(heap.begin(), heap.end(), heap_less);
     }
     if (progress) progress(total, total);
     sort_matches(res.matches, pairs);

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "debias/balance.hpp"
@@ -208,6 +210,75 @@ TEST(Balance, OneToOneMatchingAddsEqualFemaleAndMaleCounts) {
     std::vector<char> only_f = {'f', 'f', 'n', 'n', 'n'};
     EXPECT_TRUE(db::match_one_to_one(pairs, only_f, phi).matches.empty());
     EXPECT_THROW(db::match_one_to_one(pairs, {'f'}, phi), plumb::InvalidArgument);
+}
+
+TEST(Balance, OneToOneMatchingEqualsTheGreedyOverAllEdges) {
+    // Reference: every female-male edge with cosine computed here, sorted by (cosine desc,
+    // female qid, male qid), taken when both queries are free. Many ties (0/1 vectors: equal
+    // cosines are equal to the last bit in the matcher too; cosine 0 between disjoint ones), more females than the matcher's candidate list (64) so
+    // that candidate lists run out, zero vectors (unmatchable) and qids whose order differs
+    // from the input order.
+    std::mt19937 gen(7);
+    for (int round = 0; round < 6; ++round) {
+        const std::size_t nf = 40 + 60 * static_cast<std::size_t>(round);
+        const std::size_t nm = round % 2 ? nf / 2 : nf + 30;
+        std::vector<db::GeneratedPair> pairs;
+        std::vector<char> g;
+        std::vector<std::vector<double>> phi;
+        std::uniform_int_distribution<int> v(0, 1), pick(0, 9);
+        for (std::size_t i = 0; i < nf + nm; ++i) {
+            std::string qid = "q" + std::to_string((i * 7919) % 100003);
+            pairs.push_back({qid, "q", qid, "p"});
+            g.push_back(i < nf ? 'f' : 'm');
+            std::vector<double> x = {double(v(gen)), double(v(gen)), double(v(gen))};
+            if (pick(gen) == 0) x = {0, 0, 0};
+            phi.push_back(x);
+        }
+        auto cosine = [&](std::size_t a, std::size_t b) {
+            double na = 0, nb = 0, d = 0;
+            for (int k = 0; k < 3; ++k) {
+                na += phi[a][k] * phi[a][k];
+                nb += phi[b][k] * phi[b][k];
+                d += phi[a][k] * phi[b][k];
+            }
+            return d / std::sqrt(na * nb);
+        };
+        struct E {
+            double c;
+            std::size_t f, m;
+        };
+        std::vector<E> edges;
+        for (std::size_t f = 0; f < nf; ++f)
+            for (std::size_t m = nf; m < nf + nm; ++m)
+                if (phi[f] != std::vector<double>{0, 0, 0} && phi[m] != std::vector<double>{0, 0, 0})
+                    edges.push_back({cosine(f, m), f, m});
+        std::sort(edges.begin(), edges.end(), [&](const E& a, const E& b) {
+            if (std::abs(a.c - b.c) > 1e-12) return a.c > b.c;
+            if (pairs[a.f].qid != pairs[b.f].qid) return pairs[a.f].qid < pairs[b.f].qid;
+            return pairs[a.m].qid < pairs[b.m].qid;
+        });
+        std::vector<char> used(nf + nm, 0);
+        std::set<std::pair<std::size_t, std::size_t>> expected;
+        for (const auto& e : edges) {
+            if (used[e.f] || used[e.m]) continue;
+            used[e.f] = used[e.m] = 1;
+            expected.insert({e.f, e.m});
+        }
+        std::uint64_t last_done = 0, last_total = 0;
+        auto res = db::match_one_to_one(pairs, g, phi, [&](std::uint64_t d, std::uint64_t t) {
+            last_done = d;
+            last_total = t;
+        });
+        std::set<std::pair<std::size_t, std::size_t>> got;
+        for (const auto& m : res.matches) {
+            got.insert({m.female, m.male});
+            EXPECT_NEAR(m.cosine, cosine(m.female, m.male), 1e-12);
+            EXPECT_TRUE(m.female_to_male && m.male_to_female);
+        }
+        EXPECT_EQ(got.size(), res.matches.size()) << "round " << round;
+        EXPECT_EQ(got, expected) << "round " << round;
+        EXPECT_EQ(last_done, last_total);
+    }
 }
 
 TEST(Balance, EndToEndWritesOneTrainingFilePerRatio) {
