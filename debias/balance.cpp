@@ -280,6 +280,7 @@ MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
     heap.reserve(fem.size());
     const std::uint64_t total = std::min(fem.size(), mal.size());
     std::uint64_t step = 0;
+    if (cancel && cancel->requested()) throw Error("matching cancelled");
     for (std::size_t f : fem) {
         if (cancel && (++step & 63) == 0 && cancel->requested()) throw Error("matching cancelled");
         if (refill(f)) heap.push_back(cand[f].front());

@@ -197,11 +197,11 @@ std::vector<std::string> Analyzer::analyze(std::string_view text) const {
     // One chain per thread and configuration (at most eight configurations exist).
     thread_local std::map<std::string, std::unique_ptr<detail::AnalysisChain>> chains;
     auto& chain = chains[m_options.name()];
-    if (!chain) chain = std::make_unique<detail::AnalysisChain>(m_options);
     std::wstring wide;
     detail::utf8_to_wide(text, wide);
     std::vector<std::string> terms;
     try {
+        if (!chain) chain = std::make_unique<detail::AnalysisChain>(m_options);
         chain->run(wide, [&](const wchar_t* t, std::int32_t n) {
             std::string s;
             detail::wide_to_utf8(t, static_cast<std::size_t>(n), s);

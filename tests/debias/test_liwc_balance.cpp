@@ -215,7 +215,9 @@ TEST(Balance, OneToOneMatchingAddsEqualFemaleAndMaleCounts) {
 TEST(Balance, OneToOneMatchingEqualsTheGreedyOverAllEdges) {
     // Reference: every female-male edge with cosine computed here, sorted by (cosine desc,
     // female qid, male qid), taken when both queries are free. Many ties (0/1 vectors: equal
-    // cosines are equal to the last bit in the matcher too; cosine 0 between disjoint ones), more females than the matcher's candidate list (64) so
+    // cosines below 1 are equal to the last bit in the matcher too, and cosine 1 joins only
+    // identical vectors, so its rounding cannot reorder edges that share a query; cosine 0
+    // between disjoint ones), more females than the matcher's candidate list (64) so
     // that candidate lists run out, zero vectors (unmatchable) and qids whose order differs
     // from the input order.
     std::mt19937 gen(7);
