@@ -165,13 +165,19 @@ MatchInput prepare_matching(const std::vector<GeneratedPair>& pairs,
     return in;
 }
 
-/// Decreasing cosine, then female qid, then male qid.
+/// The order of matches (and of one-to-one's greedy): decreasing cosine, then female qid, then
+/// male qid. E: anything with cosine, female and male (indices into `pairs`).
+template <class E>
+bool match_before(const E& a, const E& b, const std::vector<GeneratedPair>& pairs) {
+    if (a.cosine != b.cosine) return a.cosine > b.cosine;
+    if (pairs[a.female].qid != pairs[b.female].qid)
+        return pairs[a.female].qid < pairs[b.female].qid;
+    return pairs[a.male].qid < pairs[b.male].qid;
+}
+
 void sort_matches(std::vector<Match>& matches, const std::vector<GeneratedPair>& pairs) {
     std::stable_sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
-        if (a.cosine != b.cosine) return a.cosine > b.cosine;
-        if (pairs[a.female].qid != pairs[b.female].qid)
-            return pairs[a.female].qid < pairs[b.female].qid;
-        return pairs[a.male].qid < pairs[b.male].qid;
+        return match_before(a, b, pairs);
     });
 }
 
@@ -242,12 +248,7 @@ MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
         double cosine;
         std::size_t female, male;
     };
-    auto better = [&](const Edge& a, const Edge& b) {  // a before b in the greedy's order
-        if (a.cosine != b.cosine) return a.cosine > b.cosine;
-        if (pairs[a.female].qid != pairs[b.female].qid)
-            return pairs[a.female].qid < pairs[b.female].qid;
-        return pairs[a.male].qid < pairs[b.male].qid;
-    };
+    auto better = [&](const Edge& a, const Edge& b) { return match_before(a, b, pairs); };
     std::vector<char> taken(pairs.size(), 0);
     std::vector<std::vector<Edge>> cand(pairs.size());
     std::vector<std::size_t> next(pairs.size(), 0);
@@ -259,17 +260,17 @@ MatchResult match_one_to_one(const std::vector<GeneratedPair>& pairs,
         next[f] = 0;
         if (males_free == 0) return false;
         c.reserve(std::min(males_free, kCandidates + 1));
-        auto worse_first = [&](const Edge& a, const Edge& b) { return better(a, b); };
+        // A heap under `better` as its "less": its top is the worst edge kept.
         for (std::size_t m : mal) {
             if (taken[m]) continue;
             Edge e{dot(u[f], u[m]), f, m};
             if (c.size() < kCandidates) {
                 c.push_back(e);
-                std::push_heap(c.begin(), c.end(), worse_first);  // heap top: the worst kept
+                std::push_heap(c.begin(), c.end(), better);
             } else if (better(e, c.front())) {
-                std::pop_heap(c.begin(), c.end(), worse_first);
+                std::pop_heap(c.begin(), c.end(), better);
                 c.back() = e;
-                std::push_heap(c.begin(), c.end(), worse_first);
+                std::push_heap(c.begin(), c.end(), better);
             }
         }
         std::sort(c.begin(), c.end(), better);
