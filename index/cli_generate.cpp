@@ -68,6 +68,7 @@ void run_planted(const GenerateArgs& a) {
     c.liwc_skew = a.p.liwc_skew;
     c.generated_pairs = a.p.generated_pairs;
     c.generated_negatives = a.p.generated_negatives;
+    c.balanced_eval_gender = a.p.balanced_eval_gender;
     c.near_duplicate_negatives = parse_near_duplicate_negatives(a.near_duplicate_negatives);
     c.complexity_levels = a.p.complexity_levels;
     c.clause_terms = a.p.clause_terms;
@@ -239,6 +240,14 @@ const plumb::cli::CommandRegistrar kGenerate{
                       "(--hard-negative-share: a hard negative of the pair's own query, built "
                       "like the train hard negatives; else a random corpus passage): "
                       "generated_negatives.tsv for debias balance --negatives")
+            ->group(g)
+            ->needs(planted);
+        cmd->add_flag("--balanced-eval-gender", p.balanced_eval_gender,
+                      "Exactly balanced gender on the DEV and TEST queries' planted passages "
+                      "(neutral queries' relevant passages, every query's hard negatives): half "
+                      "male, half female, equal word counts, instead of a draw per passage, so "
+                      "that no chance lean of the judgements moves ARaB (paper 001; needs "
+                      "--gender-skew 0.5; index/README.md)")
             ->group(g)
             ->needs(planted);
         auto* candidate_share =

@@ -31,6 +31,7 @@ constexpr std::uint64_t kLiwcDomain = 110;             // category words (gender
 constexpr std::uint64_t kGeneratedDomain = 111;        // generated pairs
 constexpr std::uint64_t kUnseenWordDomain = 112;       // unseen clause words (opt-in)
 constexpr std::uint64_t kGeneratedNegDomain = 113;     // generated pairs' negatives (opt-in)
+constexpr std::uint64_t kBalancedGenderDomain = 114;   // balanced dev / test gender (opt-in)
 
 // Tokens are vocabulary ranks (1..vocab, vocab <= 50 M); gender words are kGenderBase + index.
 constexpr std::uint32_t kGenderBase = 0xF0000000u;
@@ -350,6 +351,8 @@ void PlantedConfig::validate() const {
         bad("generated_pairs need gendered queries (female_query_share or male_query_share)");
     if (generated_negatives && generated_pairs == 0)
         bad("generated_negatives need generated_pairs");
+    if (balanced_eval_gender && gender_skew != 0.5)
+        bad("balanced_eval_gender needs gender_skew 0.5 (dev / test relevant passages half male)");
     if (near_duplicate_negatives == NearDuplicateNegatives::Gendered &&
         female_query_share + male_query_share <= 0.0)
         bad("near_duplicate_negatives gendered needs gendered queries");
@@ -601,6 +604,47 @@ void PlantedGenerator::build_plan() {
         for (std::uint32_t n = 0; n < c.hard_negatives; ++n)
             add(PassageRole::HardNegative, plan.hard);
     }
+    if (c.balanced_eval_gender) plan_balanced_gender();
+}
+
+void PlantedGenerator::plan_balanced_gender() {
+    // The file comment: per split (dev, test) and class (neutral queries' answer passages, their
+    // partial passages, every query's hard negatives), a shuffled list of slots, round(share * n)
+    // gendered, in male / female pairs of equal word count.
+    const auto& c = m_config;
+    const double share = c.candidate_gender_share.value_or(c.gender_share);
+    const std::uint64_t first[2] = {c.train_queries, c.train_queries + c.dev_queries};
+    const std::uint64_t last[2] = {c.train_queries + c.dev_queries, c.queries()};
+    for (int split = 0; split < 2; ++split) {
+        for (int cls = 0; cls < 3; ++cls) {
+            auto rng = stream(kBalancedGenderDomain, static_cast<std::uint64_t>(split * 3 + cls));
+            std::vector<std::uint64_t> passages;
+            for (std::uint64_t q = first[split]; q < last[split]; ++q) {
+                const QueryPlan& plan = m_queries[q];
+                if (cls == 0 && plan.gender == 'n')  // the answer passage comes first
+                    passages.push_back(plan.relevant.front());
+                if (cls == 1 && plan.gender == 'n')
+                    passages.insert(passages.end(), plan.relevant.begin() + 1, plan.relevant.end());
+                if (cls == 2) passages.insert(passages.end(), plan.hard.begin(), plan.hard.end());
+            }
+            const auto n = passages.size();
+            const auto gendered = std::min<std::uint64_t>(
+                n, static_cast<std::uint64_t>(std::llround(share * static_cast<double>(n))));
+            std::vector<GenderSlot> slots;
+            slots.reserve(n);
+            for (std::uint64_t k = 0; k + 1 < gendered; k += 2) {
+                const auto words = 1 + static_cast<std::uint32_t>(uniform_below(rng, c.max_gender_words));
+                slots.push_back({'m', words});
+                slots.push_back({'f', words});
+            }
+            if (gendered % 2)
+                slots.push_back({uniform01(rng) < 0.5 ? 'm' : 'f',
+                                 1 + static_cast<std::uint32_t>(uniform_below(rng, c.max_gender_words))});
+            slots.resize(n);  // the rest: no gender words
+            shuffle(slots, rng);
+            for (std::uint64_t k = 0; k < n; ++k) m_gender_slots.emplace(passages[k], slots[k]);
+        }
+    }
 }
 
 double PlantedGenerator::draw_answer_x(std::mt19937_64& rng) const {
@@ -710,14 +754,20 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
         }
         p_male = 1.0 - rel_male;
     }
-    if (uniform01(rng) < share) {
+    // balanced_eval_gender: a dev / test planted passage's gender and word count come from its
+    // slot (plan_balanced_gender) instead of the draws (the share draw is still taken).
+    const GenderSlot* slot = nullptr;
+    if (auto it = m_gender_slots.find(i); it != m_gender_slots.end()) slot = &it->second;
+    const bool gendered = uniform01(rng) < share;
+    if (slot ? slot->gender != 'n' : gendered) {
         const bool male = uniform01(rng) < p_male;
-        out.gender = male ? 'm' : 'f';
+        out.gender = slot ? slot->gender : (male ? 'm' : 'f');
         const auto& gw = gender_words();
         std::vector<std::uint32_t> pool;
         for (std::uint32_t g = 0; g < gw.size(); ++g)
             if (gw[g].second == out.gender) pool.push_back(kGenderBase + g);
-        for (auto n = 1 + uniform_below(rng, c.max_gender_words); n > 0; --n) {
+        const std::uint64_t count = 1 + uniform_below(rng, c.max_gender_words);
+        for (auto n = slot ? slot->words : count; n > 0; --n) {
             auto w = pool[uniform_below(rng, pool.size())];
             auto pos = uniform_below(rng, words.size() + 1);
             words.insert(words.begin() + static_cast<std::ptrdiff_t>(pos), w);
@@ -1391,6 +1441,7 @@ PlantedCollection PlantedGenerator::write(const fs::path& dir, const ProgressCal
     if (c.near_duplicate_negatives != NearDuplicateNegatives::Off)
         m["parameters"]["near_duplicate_negatives"] = near_duplicate_negatives_name(c.near_duplicate_negatives);
     if (c.generated_negatives) m["parameters"]["generated_negatives"] = true;
+    if (c.balanced_eval_gender) m["parameters"]["balanced_eval_gender"] = true;
     if (c.candidate_gender_train_skew)
         m["parameters"]["candidate_gender_train_skew"] = *c.candidate_gender_train_skew;
     // Only with complexity levels on: the default manifest stays as it was.

@@ -98,6 +98,17 @@
 /// 001's balancing targets. Dev and test passages are unchanged, and every other passage and
 /// file stays as without it. (Without a gender contrast — negatives with no gender words —
 /// TK learned "more words ⇒ relevant", not a gender preference: README, section 001.)
+/// Exactly balanced evaluation gender (`balanced_eval_gender`; paper 001's evaluation; off by
+/// default): with gender drawn per passage, the dev / test relevant passages of a few hundred
+/// queries lean one way by chance (at 0.5, collection seed 45 of the main job: an ideal ranking's
+/// ARaB@10 −0.07), so a ranking measure such as ARaB@10 then moves with effectiveness and not
+/// only with a ranker's gender preference. With it on, the planted passages of the DEV and TEST
+/// queries — the answer passages of neutral queries, their partial passages, and the hard
+/// negatives of every query — take their gender from a shuffled list per split and class
+/// (these three) instead of a draw: of the class's n passages round(share · n) carry gender words (share: as without it),
+/// half of them male and half female, each male passage's word count (1..max_gender_words)
+/// equal to a female one's (an odd one out: either gender by a coin). Their own stream: every
+/// other passage and file stays as without it. Needs `gender_skew` 0.5.
 /// `gender_train_skew` alone: the train queries' gendered relevant passages (neutral queries)
 /// are male with that probability instead of `gender_skew` (dev / test keep `gender_skew`).
 /// Generated negatives (with `generated_pairs`, `generated_negatives` on): one negative per
@@ -254,6 +265,9 @@ struct PlantedConfig {
     /// Train hard negatives as near-duplicates with mirrored gender (paper 001's cause).
     NearDuplicateNegatives near_duplicate_negatives = NearDuplicateNegatives::Off;
     bool generated_negatives = false;  ///< one negative per generated pair (needs the pairs)
+    /// Exactly balanced gender on the DEV and TEST queries' planted passages (paper 001's
+    /// evaluation; off by default; needs gender_skew 0.5): see the file comment.
+    bool balanced_eval_gender = false;
 
     bool complexity_levels = false;  ///< simple / medium / complex queries (paper 003)
     std::uint32_t clause_terms = 2;  ///< content words in a complex query's subordinate clause
@@ -426,8 +440,15 @@ private:
         std::uint32_t query = 0;
         PassageRole role = PassageRole::Background;
     };
+    /// balanced_eval_gender: a dev / test planted passage's gender ('n' = none) and word count.
+    struct GenderSlot {
+        char gender = 'n';
+        std::uint32_t words = 0;
+    };
 
     void build_plan();
+    /// balanced_eval_gender: fills m_gender_slots (see the file comment).
+    void plan_balanced_gender();
     /// Generated pair k's stream after its terms were drawn (gender, then terms).
     std::vector<std::uint32_t> generated_terms(std::uint64_t k, std::mt19937_64& rng,
                                                char& gender) const;
@@ -451,6 +472,7 @@ private:
     std::vector<QueryPlan> m_queries;
     std::vector<std::string> m_unseen_words;  ///< ClauseWords::Unseen: the clause word pool
     std::unordered_map<std::uint64_t, Assignment> m_assigned;
+    std::unordered_map<std::uint64_t, GenderSlot> m_gender_slots;  ///< balanced_eval_gender
 };
 
 }  // namespace plumb::index

@@ -1509,6 +1509,103 @@ TEST(PlantedCauses, GenderTrainSkewLeansOnlyTheTrainJudgements) {
     EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
 }
 
+// balanced_eval_gender: the dev and test queries' planted passages (neutral queries' answer
+// passages, their partial passages, every query's hard negatives) are exactly half male, half
+// female per split and class, with equal gender-word totals, and round(share * n) of them gendered; the train queries'
+// passages and every other passage are byte-identical to the collection without it.
+TEST(PlantedCauses, BalancedEvalGenderIsExactOnDevAndTestOnly) {
+    PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
+    c.train_queries = 300;
+    c.dev_queries = 101;
+    c.test_queries = 203;
+    c.base.passages = 9000;
+    c.female_query_share = 0.15;
+    c.male_query_share = 0.25;
+    c.candidate_gender_share = 0.6;
+    c.gender_skew = 0.5;
+    c.gender_train_skew = 0.75;
+    c.max_gender_words = 3;
+    PlantedConfig on_c = c;
+    on_c.balanced_eval_gender = true;
+    PlantedGenerator off(c), on(on_c);
+    const auto words = planted_word_list();
+    // [split dev/test][class answer/partial/hard]: passages, gendered, male and female ones, their
+    // words.
+    struct Tally {
+        double n = 0, gendered = 0, male = 0, female = 0, male_words = 0, female_words = 0;
+    } t[2][3];
+    std::unordered_set<std::uint64_t> eval_planted;
+    for (std::uint32_t q = 300; q < 604; ++q) {
+        const int split = q < 401 ? 0 : 1;
+        auto add = [&](Tally& x, std::uint64_t p) {
+            eval_planted.insert(p);
+            const auto g = plumb::eval::count_gender_words(on.passage(p).doc.text, words);
+            ASSERT_FALSE(g.male > 0 && g.female > 0) << p;
+            ASSERT_LE(g.male + g.female, 3u) << p;
+            ++x.n;
+            x.gendered += g.male + g.female > 0;
+            x.male += g.male > 0;
+            x.female += g.female > 0;
+            x.male_words += g.male;
+            x.female_words += g.female;
+        };
+        if (on.query_gender(q) == 'n') {
+            const auto& rel = on.relevant_passages(q);
+            add(t[split][0], rel.front());
+            for (std::size_t k = 1; k < rel.size(); ++k) add(t[split][1], rel[k]);
+        }
+        for (auto p : on.hard_negative_passages(q)) add(t[split][2], p);
+    }
+    for (int split = 0; split < 2; ++split)
+        for (int cls = 0; cls < 3; ++cls) {
+            const Tally& x = t[split][cls];
+            SCOPED_TRACE(testing::Message() << "split " << split << " class " << cls);
+            ASSERT_GT(x.n, 20);
+            EXPECT_EQ(x.gendered, std::round(0.6 * x.n));
+            // An odd gendered count leaves one passage (1..3 words) without a partner.
+            EXPECT_LE(std::abs(x.male - x.female), 1.0);
+            if (static_cast<long>(x.gendered) % 2 == 0) {
+                EXPECT_EQ(x.male, x.female);
+                EXPECT_EQ(x.male_words, x.female_words);
+            } else {
+                EXPECT_LE(std::abs(x.male_words - x.female_words), 3.0);
+            }
+        }
+    // Without the option the genders are drawn: the same tallies are not all equal (here the
+    // test's passages are the same ones, only their gender words differ), so the checks above
+    // can fail.
+    int unequal = 0;
+    for (int split = 0; split < 2; ++split)
+        for (int cls = 0; cls < 3; ++cls) {
+            double male = 0, female = 0;
+            auto tally = [&](std::uint64_t p) {
+                const auto g = plumb::eval::count_gender_words(off.passage(p).doc.text, words);
+                male += g.male > 0, female += g.female > 0;
+            };
+            for (std::uint32_t q = split ? 401 : 300; q < (split ? 604u : 401u); ++q) {
+                const auto& rel = off.relevant_passages(q);
+                if (cls == 0 && off.query_gender(q) == 'n') tally(rel.front());
+                if (cls == 1 && off.query_gender(q) == 'n')
+                    for (std::size_t k = 1; k < rel.size(); ++k) tally(rel[k]);
+                if (cls == 2)
+                    for (auto p : off.hard_negative_passages(q)) tally(p);
+            }
+            unequal += std::abs(male - female) > 1.0;
+        }
+    EXPECT_GE(unequal, 1);
+    for (std::uint64_t i = 0; i < 9000; ++i)
+        if (!eval_planted.count(i)) {
+            EXPECT_EQ(on.passage(i).doc.text, off.passage(i).doc.text) << i;
+        }
+    auto a = temp_dir("balanced_eval_on");
+    on.write(a);
+    auto m = nlohmann::json::parse(plumb::read_file(a / "manifest.json"));
+    EXPECT_TRUE(m["parameters"]["balanced_eval_gender"].get<bool>());
+    PlantedConfig x = on_c;
+    x.gender_skew = 0.75;  // dev / test relevant passages would have to lean male
+    EXPECT_THROW(PlantedGenerator{x}, plumb::InvalidArgument);
+}
+
 TEST(PlantedCli, Paper001CauseOptions) {
     auto dir = temp_dir("cli_001");
     std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
@@ -1542,4 +1639,20 @@ TEST(PlantedCli, Paper001CauseOptions) {
     EXPECT_TRUE(fails("--planted --size tiny --near-duplicate-negatives some"));
     EXPECT_TRUE(fails("--planted --size tiny --gender-train-skew 1.2"));
     EXPECT_TRUE(fails("--gender-train-skew 0.8"));  // needs --planted
+    EXPECT_TRUE(fails("--planted --size tiny --balanced-eval-gender"));  // gender skew 0.75
+    auto bal = temp_dir("cli_001_balanced");
+    std::string cmd2 = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                       bal.string() +
+                       " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
+                       " --gender-skew 0.5 --balanced-eval-gender --quiet 2>/dev/null";
+    ASSERT_EQ(std::system(cmd2.c_str()), 0);
+    PlantedConfig b = tiny_config(7);
+    b.female_query_share = 0.2;
+    b.male_query_share = 0.3;
+    b.gender_skew = 0.5;
+    b.balanced_eval_gender = true;
+    auto bal_lib = temp_dir("cli_001_balanced_lib");
+    PlantedGenerator(b).write(bal_lib);
+    for (const char* f : {"corpus.tsv", "manifest.json"})
+        EXPECT_EQ(plumb::read_file(bal / f), plumb::read_file(bal_lib / f)) << f;
 }
