@@ -9,9 +9,10 @@
 // deficit on the hardest complexity tercile, the cue-free TK's lower c_v and EqualizeIR's
 // (noun-phrases weak learner) narrower hard-tercile gap and lower c_v (the other three weak
 // learners' are printed, not robust at this size). Paper 004 (its own, larger tiny collection):
-// IBBR lowers |dA-PRF|. Paper 001: the tables' shape and one-to-one matching's equal female /
-// male counts (its direction is printed, not robust at this size, nor across collection seeds at
-// the default size).
+// IBBR lowers |dA-PRF|. Paper 001 (at the default size's settings): TK-Original prefers male
+// words on dev, balanced augmentation at the dev-chosen ratio lowers the dev probe gap and
+// |ARaB@10| (TF and Boolean) on the neutral test queries and keeps MRR@10; one-to-one matching
+// adds equal female / male counts.
 // Post-filter sweep and plumb audit: their outputs' shape. Deterministic: fixed seeds, one Torch
 // thread per process.
 
@@ -130,13 +131,11 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
 
     // ---- Paper 001 on its own collection (gendered queries, train judgements leaning male,
     // near-duplicate train negatives with mirrored gender; TK's gender words share a gender
-    // axis), 003 and 004 on their own (003: complexity cue position, unseen clause words,
-    // full-coverage hard negatives; 004: gendered candidates with a planted training
-    // preference). 001's effect direction is printed (checks.txt) but not asserted: at the tiny
-    // size (13 neutral and 7 gendered test queries) it does not hold robustly (see below). 003
-    // and 004 are asserted below, each on its section's own, larger tiny collection
-    // (PLUMB_003_TINY; section 004's --tiny sizes). Asserted here for 001: the tables' shape,
-    // every model's probe, one-to-one matching's counts and the added triples' own negatives.
+    // axis; dev / test planted passages exactly gender-balanced), 003 and 004 on their own (003:
+    // complexity cue position, unseen clause words, full-coverage hard negatives; 004: gendered
+    // candidates with a planted training preference). Each is asserted below on its section's
+    // own collection: 001 runs at the default size's settings at --tiny (scripts/run), 003 and
+    // 004 on larger tiny collections (PLUMB_003_TINY; section 004's --tiny sizes).
     const auto balance = read_json(out / "causes" / "balance" / "report.json");
     ASSERT_TRUE(balance["one_to_one"].get<bool>());
     EXPECT_EQ(balance["negatives"], "generated_negatives.tsv");
@@ -145,8 +144,8 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_GT(r["added"].get<int>(), 0) << r.dump();
     }
     const auto t001 = read_json(out / "table-001.json");
-    ASSERT_EQ(t001["rows"].size(), 3u) << t001.dump(2);  // original, r = 0.05, r = 0.25
-    EXPECT_GT(t001["neutral_queries"].get<int>(), 0);
+    ASSERT_EQ(t001["rows"].size(), 4u) << t001.dump(2);  // original, r = 0.25, 0.5, 1
+    EXPECT_GT(t001["neutral_queries"].get<int>(), 500);
     for (const auto& r : t001["rows"]) {  // the paper's measures in every row, two seeds each
         EXPECT_TRUE(r.contains("arab_tf") && r.contains("arab_bool")) << r.dump();
         ASSERT_EQ(r["seeds"].size(), 2u) << r.dump();
@@ -155,7 +154,7 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
         EXPECT_NEAR(r["mrr10"].get<double>(), mean, 1e-12) << r.dump();
     }
     const auto dev001 = read_json(out / "table-001-dev.json");
-    ASSERT_EQ(dev001["rows"].size(), 3u) << dev001.dump(2);
+    ASSERT_EQ(dev001["rows"].size(), 4u) << dev001.dump(2);
     for (const auto& r : dev001["rows"]) {
         ASSERT_EQ(r["seeds"].size(), 2u) << r.dump();
         for (const auto& m : r["seeds"]) {
@@ -167,24 +166,42 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     const std::string chosen = dev001["chosen"].get<std::string>();
     EXPECT_EQ(chosen.rfind("tk-balanced-r", 0), 0u) << chosen;
     EXPECT_EQ(t001["chosen"], chosen);
-    // 001's direction is NOT asserted: it is not robust at --tiny, not even the premise
-    // (TK-Original's dev gender-swap probe gap above two standard errors for both training
-    // seeds), and running the section at the default size's settings at --tiny (about +70 s CPU)
-    // would not make it robust either. Default size (scripts/run --sections 001; training seeds
-    // s, s+1; r = 0.25 chosen on dev at every seed), collection seeds 42 / 43 / 44 / 45 / 46
-    // (PLUMB_SEED): the premise holds at all five (smallest gap - 2 SE 0.156 / 0.071 / 0.117 /
-    // 0.064 / 0.343) and MRR@10 is kept (chosen / original 1.06 / 1.05 / 1.02 / 1.13 / 1.02), but
-    // the dev probe gap TK-Original -> r = 0.25 is 0.323 -> 0.129 / 0.191 -> 0.129 / 0.164 ->
-    // 0.155 / 0.084 -> 0.022 / 0.474 -> 0.299 and test ARaB@10 tf +0.101 -> +0.016 / +0.135 ->
-    // +0.095 / +0.039 -> +0.063 (higher) / -0.014 -> -0.056 / +0.169 -> +0.120 (bool alike): at
-    // seed 44 balancing does not lower it, with 4 training seeds neither (+0.042 -> +0.050).
-    // One --tiny factor at a time at seed 42 (the others at the default size's): the tiny preset
-    // (60 train queries; 46 probed passages) fails the premise at both training seeds (gap 0.075
-    // / 0.090, 2 SE 0.117 / 0.135), the 32-d TK at one (0.004, 2 SE 0.010; the other 0.048 against
-    // the 64-d TK's 0.464), 150 steps keep the premise but the dev probe gap and test ARaB@10 tf
-    // rise (0.124 -> 0.129, +0.017 -> +0.027); test ARaB@10 tf rises with each of the three.
-    // Depth 30 changes nothing (every model's dev-tuned depth is 20). A 4,000-passage collection
-    // at --tiny was tried before (premise fails at seed 44; README, 001 *Not done / limits*).
+    // 001's direction. Observed at the default size's settings (= this section at --tiny) at
+    // collection seeds 42 / 43 / 44 / 45 / 46 (PLUMB_SEED; training seeds s, s+1; 1,000 test
+    // queries, 579-622 of them neutral; r = 1 chosen on dev at every seed; scripts/run
+    // --sections 001, 2026-11-26 21:04-21:19 UTC; the test runs 42):
+    //   premise, smallest (probe gap - 2 SE) of the two training seeds: 0.273 / 0.099 / 0.029 /
+    //   0.068 / 0.346; dev probe gap TK-Original -> chosen: 0.312 -> 0.183 / 0.163 -> -0.020 /
+    //   0.048 -> -0.011 / 0.086 -> 0.004 / 0.495 -> 0.091;
+    //   test ARaB@10 tf +0.157 -> +0.072 / +0.115 -> -0.002 / +0.027 -> -0.012 / +0.041 ->
+    //   -0.018 / +0.243 -> +0.030, Boolean +0.134 -> +0.059 / +0.101 -> +0.001 / +0.024 ->
+    //   -0.008 / +0.030 -> -0.020 / +0.210 -> +0.024; MRR@10 chosen / original 1.17 / 1.18 /
+    //   1.11 / 1.16 / 1.25.
+    // Before the dev / test gender was exactly balanced (--balanced-eval-gender), the test set
+    // had 1,000 queries and r = 0.5 and 1 were candidates, seeds 44 and 45 failed (README, 001).
+    // Tolerances: about half the smallest margin over the five seeds.
+    const nlohmann::json& o001 = dev001["rows"][0];
+    EXPECT_EQ(o001["set"], "tk-original");
+    for (const auto& m : o001["seeds"])  // the premise: the original model prefers male words
+        EXPECT_GT(m["gap"].get<double>() - 2 * m["se"].get<double>(), 0.014) << m.dump();
+    const nlohmann::json* c001 = nullptr;
+    for (const auto& r : dev001["rows"])
+        if (r["set"] == chosen) c001 = &r;
+    ASSERT_NE(c001, nullptr);
+    EXPECT_LT((*c001)["gap"].get<double>(), o001["gap"].get<double>() - 0.03) << c001->dump();
+    const nlohmann::json* t_orig = &t001["rows"][0];
+    const nlohmann::json* t_chosen = nullptr;
+    for (const auto& r : t001["rows"])
+        if (r["name"] == chosen) t_chosen = &r;
+    ASSERT_NE(t_chosen, nullptr);
+    EXPECT_EQ((*t_orig)["name"], "tk-original");
+    EXPECT_LT(std::abs((*t_chosen)["arab_tf"].get<double>()),
+              std::abs((*t_orig)["arab_tf"].get<double>()) - 0.007)
+        << t001.dump(2);
+    EXPECT_LT(std::abs((*t_chosen)["arab_bool"].get<double>()),
+              std::abs((*t_orig)["arab_bool"].get<double>()) - 0.005)
+        << t001.dump(2);
+    EXPECT_GE((*t_chosen)["mrr10"].get<double>(), 0.95 * (*t_orig)["mrr10"].get<double>());
     // ---- Paper 003 on its own tiny collection (scripts/run: 6,000 passages, 400 train queries
     // = 4,000 triples, 60 dev and 150 test queries, 200 steps of the 32-d TK; the preset's 10 dev /
     // 20 test queries and 150 steps on 600 triples left even the baseline's deficit within
