@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -81,6 +82,21 @@ PlantedConfig tiny_config(std::uint64_t seed = 7) {
     c.base.vocab = 5000;
     c.base.seed = seed;
     return c;
+}
+
+/// `plumb generate --planted --size tiny --vocab 5000 --seed 7 ARGS` writes `files` byte-identical
+/// to the library's write() with `config` (tiny_config(7) plus the same options).
+void expect_cli_writes_as_library(const std::string& name, const std::string& args,
+                                  const PlantedConfig& config,
+                                  std::initializer_list<const char*> files) {
+    auto dir = temp_dir(name);
+    std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
+                      dir.string() + " --vocab 5000 --seed 7 " + args + " --quiet 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto lib = temp_dir(name + "_lib");
+    PlantedGenerator(config).write(lib);
+    for (const char* f : files)
+        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << name << ": " << f;
 }
 
 /// Many relevant passages and no hard negatives, for the distribution tests.
@@ -1607,14 +1623,6 @@ TEST(PlantedCauses, BalancedEvalGenderIsExactOnDevAndTestOnly) {
 }
 
 TEST(PlantedCli, Paper001CauseOptions) {
-    auto dir = temp_dir("cli_001");
-    std::string cmd = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
-                      dir.string() +
-                      " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
-                      " --gender-skew 0.5 --gender-train-skew 0.8"
-                      " --near-duplicate-negatives gendered --generated-pairs 40"
-                      " --generated-negatives --quiet 2>/dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
     PlantedConfig c = tiny_config(7);
     c.female_query_share = 0.2;
     c.male_query_share = 0.3;
@@ -1623,11 +1631,13 @@ TEST(PlantedCli, Paper001CauseOptions) {
     c.near_duplicate_negatives = plumb::index::NearDuplicateNegatives::Gendered;
     c.generated_pairs = 40;
     c.generated_negatives = true;
-    auto lib = temp_dir("cli_001_lib");
-    PlantedGenerator(c).write(lib);
-    for (const char* f : {"corpus.tsv", "triples.train.tsv", "generated_pairs.tsv",
-                          "generated_negatives.tsv", "manifest.json"})
-        EXPECT_EQ(plumb::read_file(dir / f), plumb::read_file(lib / f)) << f;
+    expect_cli_writes_as_library("cli_001",
+                                 "--female-queries 0.2 --male-queries 0.3 --gender-skew 0.5"
+                                 " --gender-train-skew 0.8 --near-duplicate-negatives gendered"
+                                 " --generated-pairs 40 --generated-negatives",
+                                 c,
+                                 {"corpus.tsv", "triples.train.tsv", "generated_pairs.tsv",
+                                  "generated_negatives.tsv", "manifest.json"});
     auto fails = [](const std::string& args) {
         std::string c = std::string(PLUMB_CLI_PATH) + " generate -o " +
                         temp_dir("cli_001_bad").string() + " " + args + " --quiet 2>/dev/null";
@@ -1640,19 +1650,13 @@ TEST(PlantedCli, Paper001CauseOptions) {
     EXPECT_TRUE(fails("--planted --size tiny --gender-train-skew 1.2"));
     EXPECT_TRUE(fails("--gender-train-skew 0.8"));  // needs --planted
     EXPECT_TRUE(fails("--planted --size tiny --balanced-eval-gender"));  // gender skew 0.75
-    auto bal = temp_dir("cli_001_balanced");
-    std::string cmd2 = std::string(PLUMB_CLI_PATH) + " generate --planted --size tiny -o " +
-                       bal.string() +
-                       " --vocab 5000 --seed 7 --female-queries 0.2 --male-queries 0.3"
-                       " --gender-skew 0.5 --balanced-eval-gender --quiet 2>/dev/null";
-    ASSERT_EQ(std::system(cmd2.c_str()), 0);
     PlantedConfig b = tiny_config(7);
     b.female_query_share = 0.2;
     b.male_query_share = 0.3;
     b.gender_skew = 0.5;
     b.balanced_eval_gender = true;
-    auto bal_lib = temp_dir("cli_001_balanced_lib");
-    PlantedGenerator(b).write(bal_lib);
-    for (const char* f : {"corpus.tsv", "manifest.json"})
-        EXPECT_EQ(plumb::read_file(bal / f), plumb::read_file(bal_lib / f)) << f;
+    expect_cli_writes_as_library(
+        "cli_001_balanced",
+        "--female-queries 0.2 --male-queries 0.3 --gender-skew 0.5 --balanced-eval-gender", b,
+        {"corpus.tsv", "manifest.json"});
 }
