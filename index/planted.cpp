@@ -632,14 +632,18 @@ void PlantedGenerator::plan_balanced_gender() {
                 n, static_cast<std::uint64_t>(std::llround(share * static_cast<double>(n))));
             std::vector<GenderSlot> slots;
             slots.reserve(n);
+            auto draw_words = [&] {
+                return 1 + static_cast<std::uint32_t>(uniform_below(rng, c.max_gender_words));
+            };
             for (std::uint64_t k = 0; k + 1 < gendered; k += 2) {
-                const auto words = 1 + static_cast<std::uint32_t>(uniform_below(rng, c.max_gender_words));
+                const auto words = draw_words();
                 slots.push_back({'m', words});
                 slots.push_back({'f', words});
             }
-            if (gendered % 2)
-                slots.push_back({uniform01(rng) < 0.5 ? 'm' : 'f',
-                                 1 + static_cast<std::uint32_t>(uniform_below(rng, c.max_gender_words))});
+            if (gendered % 2) {
+                const char g = uniform01(rng) < 0.5 ? 'm' : 'f';
+                slots.push_back({g, draw_words()});
+            }
             slots.resize(n);  // the rest: no gender words
             shuffle(slots, rng);
             for (std::uint64_t k = 0; k < n; ++k) m_gender_slots.emplace(passages[k], slots[k]);

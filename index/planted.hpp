@@ -105,10 +105,13 @@
 /// only with a ranker's gender preference. With it on, the planted passages of the DEV and TEST
 /// queries — the answer passages of neutral queries, their partial passages, and the hard
 /// negatives of every query — take their gender from a shuffled list per split and class
-/// (these three) instead of a draw: of the class's n passages round(share · n) carry gender words (share: as without it),
-/// half of them male and half female, each male passage's word count (1..max_gender_words)
-/// equal to a female one's (an odd one out: either gender by a coin). Their own stream: every
-/// other passage and file stays as without it. Needs `gender_skew` 0.5.
+/// (these three) instead of a draw: of the class's n passages round(share · n) carry gender
+/// words (share: as without it), half of them male and half female, each male passage's word
+/// count (1..max_gender_words) equal to a female one's (an odd one out: either gender by a
+/// coin). Their own stream: every other passage stays as without it; so do the topics, qrels
+/// and triple ids, but the text of a random negative (triples.train.tsv,
+/// generated_negatives.tsv) that happens to be a dev / test planted passage carries its new
+/// gender words. Needs `gender_skew` 0.5.
 /// `gender_train_skew` alone: the train queries' gendered relevant passages (neutral queries)
 /// are male with that probability instead of `gender_skew` (dev / test keep `gender_skew`).
 /// Generated negatives (with `generated_pairs`, `generated_negatives` on): one negative per

@@ -1527,8 +1527,10 @@ TEST(PlantedCauses, GenderTrainSkewLeansOnlyTheTrainJudgements) {
 
 // balanced_eval_gender: the dev and test queries' planted passages (neutral queries' answer
 // passages, their partial passages, every query's hard negatives) are exactly half male, half
-// female per split and class, with equal gender-word totals, and round(share * n) of them gendered; the train queries'
-// passages and every other passage are byte-identical to the collection without it.
+// female per split and class, with equal gender-word totals, and round(share * n) of them
+// gendered; the train queries' passages and every other passage are byte-identical to the
+// collection without it (random negatives in the triples may be dev / test planted passages,
+// so triples.train.tsv's text may differ: not compared).
 TEST(PlantedCauses, BalancedEvalGenderIsExactOnDevAndTestOnly) {
     PlantedConfig c = stats_config(plumb::index::AnswerPositions::Early);
     c.train_queries = 300;

@@ -177,8 +177,9 @@ TEST(MainJob, TinyRunHasTheExpectedShape) {
     //   -0.018 / +0.243 -> +0.030, Boolean +0.134 -> +0.059 / +0.101 -> +0.001 / +0.024 ->
     //   -0.008 / +0.030 -> -0.020 / +0.210 -> +0.024; MRR@10 chosen / original 1.17 / 1.18 /
     //   1.11 / 1.16 / 1.25.
-    // Before the dev / test gender was exactly balanced (--balanced-eval-gender), the test set
-    // had 1,000 queries and r = 0.5 and 1 were candidates, seeds 44 and 45 failed (README, 001).
+    // Seeds 44 and 45 failed before three changes: dev / test gender exactly balanced
+    // (--balanced-eval-gender), 1,000 test queries instead of 200, and r = 0.5 and 1 among the
+    // candidates (README, 001).
     // Tolerances: about half the smallest margin over the five seeds.
     const nlohmann::json& o001 = dev001["rows"][0];
     EXPECT_EQ(o001["set"], "tk-original");
