@@ -759,9 +759,11 @@ PlantedPassage PlantedGenerator::passage(std::uint64_t i) const {
         p_male = 1.0 - rel_male;
     }
     // balanced_eval_gender: a dev / test planted passage's gender and word count come from its
-    // slot (plan_balanced_gender) instead of the draws (the share draw is still taken).
+    // slot (plan_balanced_gender) instead of the draws (the share draw is still taken). Only
+    // planted passages have slots, so background passages skip the lookup.
     const GenderSlot* slot = nullptr;
-    if (auto it = m_gender_slots.find(i); it != m_gender_slots.end()) slot = &it->second;
+    if (plan && !m_gender_slots.empty())
+        if (auto it = m_gender_slots.find(i); it != m_gender_slots.end()) slot = &it->second;
     const bool gendered = uniform01(rng) < share;
     if (slot ? slot->gender != 'n' : gendered) {
         const bool male = uniform01(rng) < p_male;
